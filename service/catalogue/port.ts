@@ -1,0 +1,397 @@
+/**
+ * The catalogue port: the one definition of the quote index that the service reads and the
+ * indexer writes. Every backend (embedded SQLite, Meilisearch) implements {@link CatalogueIndex}
+ * and passes the same behaviour suite (`port.suite.ts`).
+ *
+ * Text semantics live here and nowhere else: {@link fold} and {@link words} are exactly the
+ * contract's "folded form" and "words" (api-contract.md section 4), and backends store keys
+ * computed by these functions at index time so that all of them agree.
+ */
+
+/** Every field of a Quote, in the order responses list them. */
+export const QUOTE_FIELDS = [
+  'id',
+  'author',
+  'author_id',
+  'work',
+  'work_id',
+  'category',
+  'genre',
+  'publish_date',
+  'quote_length',
+  'source',
+  'quote',
+] as const;
+export type QuoteField = (typeof QUOTE_FIELDS)[number];
+
+/** A full quote as the catalogue holds it (contract section 3). No field is ever null or absent. */
+export interface Quote {
+  id: number;
+  author: string;
+  author_id: number;
+  work: string;
+  work_id: number;
+  category: string;
+  genre: string[];
+  publish_date: string;
+  quote_length: number;
+  source: string;
+  quote: string;
+}
+
+/** A quote projected to the requested fields: exactly those keys, in {@link QUOTE_FIELDS} order. */
+export type QuoteProjection = Partial<Quote>;
+
+/** Keys `sort` accepts (contract section 4). */
+export const SORT_FIELDS = [
+  'id',
+  'author',
+  'author_id',
+  'work',
+  'work_id',
+  'category',
+  'genre',
+  'publish_date',
+  'quote_length',
+] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+export type Direction = 'asc' | 'desc';
+
+/**
+ * One sort key. Text keys (`author`, `work`, `category`, `genre`) order by their folded form,
+ * compared by Unicode code point; `genre` by the first genre of the list; `publish_date` by its
+ * raw string. Backends always append `id asc` as the final tie-breaker, so it never needs to be
+ * given here (and {@link normaliseSort} drops keys that can no longer change the order).
+ */
+export interface SortKey {
+  field: SortField;
+  direction: Direction;
+}
+
+/**
+ * Filters, already folded and validated. Every present property must hold (AND across
+ * properties); within one property any value may match (OR). An absent or empty array means
+ * "no constraint". Built only by {@link normaliseFilters} (or the HTTP edge through it).
+ */
+export interface Filters {
+  /** Folded author names; matches when fold(quote.author) equals one of them. */
+  author?: string[];
+  /** Folded work titles; matches when fold(quote.work) equals one of them. */
+  work?: string[];
+  /** Folded categories. */
+  category?: string[];
+  /** Folded genres; matches when any element of fold(quote.genre[i]) equals one of them. */
+  genre?: string[];
+  author_id?: number[];
+  work_id?: number[];
+  /**
+   * Word-prefix alternatives for the author name. Each inner array is one requested value split
+   * into {@link words} (never empty); it matches when every word of it is the beginning of some
+   * word of the author's name. The outer array is OR.
+   */
+  author_like?: string[][];
+  /** As {@link Filters.author_like}, on the work title. */
+  work_like?: string[][];
+}
+export const FILTER_NAMES = [
+  'author',
+  'author_id',
+  'author_like',
+  'work',
+  'work_id',
+  'work_like',
+  'category',
+  'genre',
+] as const;
+export type FilterName = (typeof FILTER_NAMES)[number];
+
+/** A list request: one page of the quotes matching `filters`, ordered by `sort` then id. */
+export interface ListQuery {
+  filters: Filters;
+  /** Primary key first. Empty means by id ascending. */
+  sort: SortKey[];
+  /** 1-based page number. */
+  page: number;
+  /** Items per page, 1..{@link MAX_LIMIT}. */
+  limit: number;
+  /** Fields to return, without duplicates, in {@link QUOTE_FIELDS} order; null for all. */
+  fields: readonly QuoteField[] | null;
+}
+
+/**
+ * A page of results. `total` is the exact number of quotes matching the filters (never an
+ * estimate). `items` is empty when the page lies past the last one; the HTTP layer turns that
+ * (and `total === 0`) into 404.
+ */
+export interface ListResult {
+  items: QuoteProjection[];
+  total: number;
+}
+
+/** What a backend knows about the catalogue it serves. */
+export interface CatalogueInfo {
+  /**
+   * Changes whenever the catalogue is replaced (an opaque string written by the indexer). Cheap
+   * to read: the HTTP layer mixes it into every ETag.
+   */
+  version: string;
+  /** Number of quotes. */
+  count: number;
+}
+
+/**
+ * The catalogue index as the service reads it.
+ *
+ * Errors: a backend throws {@link CatalogueUnavailableError} when its engine cannot be reached,
+ * times out, or holds no catalogue yet (the HTTP layer answers 503). Any other thrown error is a
+ * bug (500). "Nothing found" is never an error: it is `null` or `total === 0`.
+ *
+ * Live reload: when the indexer replaces the catalogue, a backend serves the new one within 5 s
+ * without restart, and every single call sees either the old catalogue or the new one, never a mix.
+ */
+export interface CatalogueIndex {
+  /** Backend name for logs and metrics (`sqlite`, `meilisearch`). */
+  readonly kind: string;
+  /** Current catalogue version and size; throws CatalogueUnavailableError when there is none. */
+  info(): Promise<CatalogueInfo>;
+  list(query: ListQuery): Promise<ListResult>;
+  /** One quote by id, or null when no quote has it. */
+  get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
+  /** One quote chosen uniformly at random among those matching, or null when none matches. */
+  random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
+  /** Releases connections, timers and file handles. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The engine is unreachable, timed out, or holds no catalogue: the request may succeed later. */
+export class CatalogueUnavailableError extends Error {
+  override name = 'CatalogueUnavailableError';
+}
+
+export const DEFAULT_LIMIT = 5;
+export const MAX_LIMIT = 100;
+/** At most this many values for one repeated filter (contract section 4). */
+export const MAX_FILTER_VALUES = 20;
+/** Longest accepted parameter value, in characters. */
+export const MAX_VALUE_LENGTH = 200;
+
+const MARKS = /\p{M}/gu;
+const SPACES = /\s+/gu;
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/**
+ * The contract's folded form: Unicode NFKD, combining marks (category M) removed, lower-cased,
+ * runs of white space collapsed to one space, trimmed. `Brontë` → `bronte`; `ø` stays `ø`.
+ */
+export function fold(text: string): string {
+  return text.normalize('NFKD').replace(MARKS, '').toLowerCase().replace(SPACES, ' ').trim();
+}
+
+/** The maximal runs of letters and digits of the folded form: `Jean-Paul O'Neil` → jean, paul, o, neil. */
+export function words(text: string): string[] {
+  return fold(text).match(WORD) ?? [];
+}
+
+/** Unique words of a text, for word-prefix indexes. */
+export function wordSet(text: string): string[] {
+  return [...new Set(words(text))];
+}
+
+/** Compares strings by Unicode code point (UTF-16 comparison differs above U+FFFF). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(i) as number;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
+
+/** Number of Unicode code points of a string (the unit of `quote_length`). */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** Raw filter values as they arrive from a request, each a list in arrival order. */
+export type RawFilters = Partial<Record<FilterName, readonly string[]>>;
+
+/**
+ * Folds and de-duplicates raw filter values into {@link Filters}. Throws {@link QueryError} for a
+ * value that cannot match by construction of the contract (an id that is not an integer ≥ 1, a
+ * `_like` value with no word, an empty or oversized value, too many values).
+ */
+export function normaliseFilters(raw: RawFilters): Filters {
+  const filters: Filters = {};
+  for (const name of FILTER_NAMES) {
+    const values = raw[name];
+    if (values === undefined || values.length === 0) continue;
+    if (values.length > MAX_FILTER_VALUES) {
+      throw new QueryError(name, `${name} accepts at most ${MAX_FILTER_VALUES} values, got ${values.length}`);
+    }
+    for (const value of values) checkValue(name, value);
+    switch (name) {
+      case 'author_id':
+      case 'work_id':
+        filters[name] = unique(values.map((v) => parsePositiveInt(name, v)));
+        break;
+      case 'author_like':
+      case 'work_like':
+        filters[name] = values.map((v) => {
+          const w = wordSet(v);
+          if (w.length === 0) {
+            throw new QueryError(name, `${name} must contain at least one letter or digit, got '${v}'`);
+          }
+          return w;
+        });
+        break;
+      default: {
+        const folded = values.map(fold);
+        if (folded.some((v) => v === '')) {
+          throw new QueryError(name, `${name} must not be empty or only white space`);
+        }
+        filters[name] = unique(folded);
+      }
+    }
+  }
+  return filters;
+}
+
+/**
+ * Canonical sort keys: drops keys after the first `id` key (id is unique, so later keys cannot
+ * change the order) and repeated fields (a repeated key only re-compares equal values).
+ */
+export function normaliseSort(keys: readonly SortKey[]): SortKey[] {
+  const out: SortKey[] = [];
+  const seen = new Set<SortField>();
+  for (const key of keys) {
+    if (seen.has(key.field)) continue;
+    seen.add(key.field);
+    out.push({ field: key.field, direction: key.direction });
+    if (key.field === 'id') break;
+  }
+  return out;
+}
+
+/** Fields without duplicates, in {@link QUOTE_FIELDS} order; null stays null (all fields). */
+export function normaliseFields(fields: readonly QuoteField[] | null): readonly QuoteField[] | null {
+  if (fields === null) return null;
+  const wanted = new Set(fields);
+  return QUOTE_FIELDS.filter((f) => wanted.has(f));
+}
+
+/** Projects a full quote to the requested fields (in {@link QUOTE_FIELDS} order). */
+export function project(quote: Quote, fields: readonly QuoteField[] | null): QuoteProjection {
+  if (fields === null) return quote;
+  const out: Record<string, unknown> = {};
+  for (const f of fields) out[f] = quote[f];
+  return out as QuoteProjection;
+}
+
+/** Number of pages for a total: ceil(total / limit); 0 when nothing matches. */
+export function totalPages(total: number, limit: number): number {
+  return Math.ceil(total / limit);
+}
+
+/** A value of a query that breaks the contract's rules; `parameter` names the culprit. */
+export class QueryError extends Error {
+  override name = 'QueryError';
+  readonly parameter: string;
+  constructor(parameter: string, message: string) {
+    super(message);
+    this.parameter = parameter;
+  }
+}
+
+function checkValue(name: string, value: string): void {
+  if (value.length === 0) throw new QueryError(name, `${name} must not be empty`);
+  if (value.length > MAX_VALUE_LENGTH) {
+    throw new QueryError(name, `${name} must be at most ${MAX_VALUE_LENGTH} characters, got ${value.length}`);
+  }
+}
+
+const POSITIVE_INT = /^[1-9][0-9]{0,15}$/;
+
+/** Parses a decimal integer ≥ 1 (no sign, no leading zeros, within the safe integer range). */
+export function parsePositiveInt(name: string, value: string): number {
+  if (POSITIVE_INT.test(value)) {
+    const n = Number(value);
+    if (Number.isSafeInteger(n)) return n;
+  }
+  throw new QueryError(name, `${name} must be an integer ≥ 1, got '${value}'`);
+}
+
+function unique<T>(values: T[]): T[] {
+  return [...new Set(values)];
+}
+
+/** The comparator the contract defines for one sort key, used by tests and in-memory checks. */
+export function sortValue(quote: Quote, field: SortField): string | number {
+  switch (field) {
+    case 'author':
+    case 'work':
+    case 'category':
+      return fold(quote[field]);
+    case 'genre':
+      return fold(quote.genre[0] ?? '');
+    default:
+      return quote[field];
+  }
+}
+
+/** Reference ordering of the contract: the sort keys, then id ascending. */
+export function compareQuotes(a: Quote, b: Quote, sort: readonly SortKey[]): number {
+  for (const key of sort) {
+    const x = sortValue(a, key.field);
+    const y = sortValue(b, key.field);
+    const c = typeof x === 'number' ? x - (y as number) : compareCodePoints(x, y as string);
+    if (c !== 0) return key.direction === 'asc' ? c : -c;
+  }
+  return a.id - b.id;
+}
+
+/** Reference matcher of the contract's filters, used by tests and in-memory checks. */
+export function matches(quote: Quote, filters: Filters): boolean {
+  const has = <T>(values: T[] | undefined, test: (v: T) => boolean) =>
+    values === undefined || values.length === 0 || values.some(test);
+  const prefixes = (alternatives: string[][] | undefined, text: string) => {
+    if (alternatives === undefined || alternatives.length === 0) return true;
+    const own = words(text);
+    return alternatives.some((alt) => alt.every((p) => own.some((w) => w.startsWith(p))));
+  };
+  return (
+    has(filters.author, (v) => fold(quote.author) === v) &&
+    has(filters.work, (v) => fold(quote.work) === v) &&
+    has(filters.category, (v) => fold(quote.category) === v) &&
+    has(filters.genre, (v) => quote.genre.some((g) => fold(g) === v)) &&
+    has(filters.author_id, (v) => quote.author_id === v) &&
+    has(filters.work_id, (v) => quote.work_id === v) &&
+    prefixes(filters.author_like, quote.author) &&
+    prefixes(filters.work_like, quote.work)
+  );
+}
+
+/**
+ * Writes a new catalogue beside the live one. Nothing is visible to readers until
+ * {@link CatalogueBuilder.commit}, which replaces the live catalogue atomically (SQLite: rename
+ * of a finished file; Meilisearch: index swap). On any failure call
+ * {@link CatalogueBuilder.abort}: the live catalogue stays exactly as it was.
+ */
+export interface CatalogueBuilder {
+  /** Adds validated, complete quotes; ids are unique across the whole build. */
+  add(quotes: readonly Quote[]): Promise<void>;
+  /** Makes the built catalogue live and returns its info (the new version and count). */
+  commit(): Promise<CatalogueInfo>;
+  /** Discards the build. Idempotent; safe after a failed commit. */
+  abort(): Promise<void>;
+}
+
+/** The slice of a pino/Fastify logger that backends use. */
+export interface CatalogueLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

@@ -1,0 +1,182 @@
+/**
+ * The service's environment (api-contract.md section 10), parsed and validated once. The indexer
+ * reads the same module, so both always target the same catalogue.
+ */
+import { readFileSync } from 'node:fs';
+
+export type SearchBackend = 'sqlite' | 'meilisearch';
+export type RateLimitStore = 'memory' | 'redis';
+export type FailMode = 'open' | 'closed';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** NODE_ENV=production: no development default user. */
+  production: boolean;
+  searchBackend: SearchBackend;
+  sqlitePath: string;
+  meili: {
+    host: string;
+    /** Key the service searches with (a search-only key in production). */
+    apiKey: string | undefined;
+    /** Key the indexer writes with (MEILI_ADMIN_KEY, else MEILI_API_KEY). */
+    adminKey: string | undefined;
+    index: string;
+    /** Upper bound of one engine request; past it the request answers 503. */
+    timeoutMs: number;
+  };
+  rateLimit: {
+    max: number;
+    store: RateLimitStore;
+    redisUrl: string | undefined;
+    fail: FailMode;
+  };
+  auth: {
+    /** name → password. */
+    users: Map<string, string>;
+    bypass: 'allow' | 'deny';
+    /** True when `users` holds only the development default user. */
+    usingDevelopmentUser: boolean;
+  };
+  /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs. */
+  trustProxy: boolean | number | string[];
+  logLevel: LogLevel;
+}
+
+/** Development-only credentials, used when no users are configured outside production. */
+export const DEVELOPMENT_USER = { name: 'dev', password: 'dev' } as const;
+
+/** A bad environment variable; the message is the one line printed before exiting. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Parses the environment. Throws {@link ConfigError} naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production';
+  const users = parseUsers(env);
+  const usingDevelopmentUser = users.size === 0 && !production;
+  if (usingDevelopmentUser) users.set(DEVELOPMENT_USER.name, DEVELOPMENT_USER.password);
+  const store = oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'], 'memory');
+  const redisUrl = optional(env, 'REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got '${redisUrl}'`);
+  }
+  if (store === 'redis' && redisUrl === undefined) {
+    throw new ConfigError('REDIS_URL is required when RATE_LIMIT_STORE=redis (e.g. redis://127.0.0.1:6379)');
+  }
+  const meiliHost = optional(env, 'MEILI_HOST') ?? 'http://127.0.0.1:7700';
+  if (!/^https?:\/\/[^\s]+$/.test(meiliHost)) {
+    throw new ConfigError(`MEILI_HOST must be an http:// or https:// URL, got '${meiliHost}'`);
+  }
+  const meiliIndex = optional(env, 'MEILI_INDEX') ?? 'quotes';
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(meiliIndex)) {
+    throw new ConfigError(`MEILI_INDEX must be 1 to 200 letters, digits, '-' or '_', got '${meiliIndex}'`);
+  }
+  const apiKey = optional(env, 'MEILI_API_KEY');
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: optional(env, 'HOST') ?? '127.0.0.1',
+    production,
+    searchBackend: oneOf(env, 'SEARCH_BACKEND', ['sqlite', 'meilisearch'], 'sqlite'),
+    sqlitePath: optional(env, 'SQLITE_PATH') ?? 'data/quotes.db',
+    meili: {
+      host: meiliHost.replace(/\/+$/, ''),
+      apiKey,
+      adminKey: optional(env, 'MEILI_ADMIN_KEY') ?? apiKey,
+      index: meiliIndex,
+      timeoutMs: integer(env, 'MEILI_TIMEOUT_MS', 2000, 50, 60_000),
+    },
+    rateLimit: {
+      max: integer(env, 'RATE_LIMIT_MAX', 100, 1, 1_000_000_000),
+      store,
+      redisUrl,
+      fail: oneOf(env, 'RATE_LIMIT_FAIL', ['open', 'closed'], 'open'),
+    },
+    auth: {
+      users,
+      bypass: oneOf(env, 'AUTH_BYPASS', ['allow', 'deny'], 'allow'),
+      usingDevelopmentUser,
+    },
+    trustProxy: parseTrustProxy(optional(env, 'TRUST_PROXY')),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+  };
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = optional(env, name);
+  if (value === undefined) return fallback;
+  const lower = value.toLowerCase();
+  const found = allowed.find((a) => a === lower);
+  if (found === undefined) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${value}'`);
+  }
+  return found;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = optional(env, name);
+  if (value === undefined) return fallback;
+  const n = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${value}'`);
+  }
+  return n;
+}
+
+function parseUsers(env: Env): Map<string, string> {
+  const users = new Map<string, string>();
+  const inline = optional(env, 'AUTH_USERS');
+  if (inline !== undefined) {
+    for (const [i, pair] of inline.split(',').entries()) {
+      if (pair.trim() === '') continue;
+      addUser(users, pair.trim(), `AUTH_USERS entry ${i + 1}`);
+    }
+  }
+  const file = optional(env, 'AUTH_USERS_FILE');
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+      throw new ConfigError(`AUTH_USERS_FILE must name a readable file of name:password lines (${code})`);
+    }
+    for (const [i, raw] of text.split(/\r?\n/).entries()) {
+      const line = raw.trim();
+      if (line === '' || line.startsWith('#')) continue;
+      addUser(users, line, `AUTH_USERS_FILE line ${i + 1}`);
+    }
+  }
+  return users;
+}
+
+function addUser(users: Map<string, string>, pair: string, where: string): void {
+  const colon = pair.indexOf(':');
+  // Never echo the pair: it holds a password.
+  if (colon <= 0 || colon === pair.length - 1) {
+    throw new ConfigError(`${where.split(' ')[0]} must hold name:password pairs (${where} is not one)`);
+  }
+  users.set(pair.slice(0, colon), pair.slice(colon + 1));
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string[] {
+  if (value === undefined) return false;
+  const lower = value.toLowerCase();
+  if (lower === 'false' || lower === '0') return false;
+  if (lower === 'true') return true;
+  if (/^[0-9]+$/.test(value)) return Number(value);
+  const items = value.split(',').map((s) => s.trim());
+  if (items.every((s) => /^[0-9a-fA-F.:/]+$/.test(s))) return items;
+  throw new ConfigError(
+    `TRUST_PROXY must be true, false, a hop count, or comma-separated addresses/CIDRs, got '${value}'`,
+  );
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['service/**/*.test.ts', 'indexer/**/*.test.ts', 'loadtest/**/*.test.ts'],
+    // Integration suites start real processes (redis-server, the service, the indexer CLI).
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
