@@ -1,0 +1,45 @@
+/**
+ * The rate-limit store port (api-contract.md section 8). A store counts requests per client in
+ * fixed windows aligned to the clock minute: every request in minute `floor(now / 60 s)` adds to
+ * one count, and the count starts again at 1 when the next minute begins, whatever the time of
+ * the first request. Adapters: `memory.ts` (one process) and `redis-store.ts` (every replica
+ * shares one count per client, on Redis's clock).
+ */
+
+/** Milliseconds since the Unix epoch, like `Date.now`. Injected so tests can cross a minute. */
+export type Clock = () => number;
+
+/** Length of one rate-limit window. */
+export const WINDOW_MS = 60_000;
+
+/** The result of counting one request. */
+export interface Hit {
+  /** Requests of this client in the current window, this one included (≥ 1). */
+  current: number;
+  /** Milliseconds until the window ends, from 1 to {@link WINDOW_MS}. */
+  ttl: number;
+}
+
+export interface RateLimitStore {
+  readonly kind: 'memory' | 'redis';
+  /**
+   * Counts one request of `key` in the current minute. Synchronous stores return the hit
+   * directly, which keeps the in-memory path free of promises.
+   * Fails only with {@link StoreUnavailableError}, and within about one second.
+   */
+  hit(key: string): Hit | Promise<Hit>;
+  /** Whether the store answers right now (for readiness); never throws, never waits long. */
+  ping(): Promise<boolean>;
+  /** Releases what the store owns (a Redis connection it created); idempotent. */
+  close(): Promise<void>;
+}
+
+/** The store could not count the request (Redis unreachable, slow or failing). */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+}
+
+/** Milliseconds from `now` to the start of the next clock minute: 1 to {@link WINDOW_MS}. */
+export function msToNextWindow(now: number): number {
+  return WINDOW_MS - (((now % WINDOW_MS) + WINDOW_MS) % WINDOW_MS);
+}
