@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Probes once for a container runtime so the Meilisearch and compose suites can say why they skip.
+    globalSetup: ['service/test-support/containers.ts'],
   },
 });

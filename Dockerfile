@@ -1,0 +1,41 @@
+# syntax=docker/dockerfile:1
+#
+# The quotes service image. One image, three commands:
+#   node service/server.ts            the HTTP service (default)
+#   node indexer/cli.ts <file>        the indexer
+#   node deploy/meili-keys.ts <dir>   the compose deployment's key step
+# TypeScript runs natively on Node 24 (type stripping): there is nothing to compile, so the first
+# stage only installs the production dependencies and the second copies the sources beside them.
+
+ARG NODE_IMAGE=node:24-slim
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Production dependencies only. The `node` devDependency (the Node 24 binary the repository pins
+# for development) is not needed: this image's own Node is 24. No dependency needs an install script.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY service ./service
+COPY indexer ./indexer
+COPY deploy ./deploy
+COPY data ./data
+# The code stays root-owned (read-only to the service). Writable by the service user: data/, where
+# the sqlite backend builds SQLITE_PATH on first start, and /run/meili-keys, the mount point of
+# the compose key volume (a new named volume takes this owner and mode).
+RUN chown node:node /app/data \
+ && mkdir -p /run/meili-keys \
+ && chown node:node /run/meili-keys \
+ && chmod 700 /run/meili-keys
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "service/server.ts"]

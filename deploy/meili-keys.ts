@@ -1,0 +1,136 @@
+/**
+ * One-shot step of the compose deployment: makes sure the two API keys exist and writes them
+ * into files, so that the master key never leaves this step.
+ *
+ *   <dir>/indexer.key  admin-scoped key of the indexer (create, fill, swap, delete indexes)
+ *   <dir>/search.key   search-only key of the service, scoped to the live index
+ *
+ * Idempotent: keys are found by name and created when missing (or re-created when their scope
+ * changed, since the engine cannot change a key's actions).
+ *
+ *   MEILI_HOST=http://127.0.0.1:7700 MEILI_MASTER_KEY=... [MEILI_INDEX=quotes] \
+ *     node deploy/meili-keys.ts <dir>
+ */
+import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Key, Meilisearch } from 'meilisearch';
+
+/**
+ * What the indexer does: list indexes, create a build index, configure and fill it, read its
+ * stats and tasks, cancel its tasks, swap it in and delete the old one.
+ */
+export const INDEXER_KEY_ACTIONS = [
+  'indexes.create',
+  'indexes.get',
+  'indexes.delete',
+  'indexes.swap',
+  'settings.get',
+  'settings.update',
+  'documents.add',
+  'tasks.get',
+  'tasks.cancel',
+  'stats.get',
+  'search',
+] as const;
+
+export interface KeySpec {
+  /** File the key is written to. */
+  file: string;
+  name: string;
+  description: string;
+  actions: string[];
+  indexes: string[];
+}
+
+/** The keys of a deployment whose live index is `index`. */
+export function keySpecs(index: string): KeySpec[] {
+  return [
+    {
+      file: 'indexer.key',
+      name: `${index}-indexer`,
+      description: `Indexer of ${index}: builds ${index}_build_* indexes and swaps them in`,
+      actions: [...INDEXER_KEY_ACTIONS],
+      // All indexes, not `${index}*`: a key limited to some indexes cannot see the swap task
+      // (meilisearch/meilisearch#4103), and the indexer must check that the swap succeeded.
+      indexes: ['*'],
+    },
+    {
+      file: 'search.key',
+      name: `${index}-search`,
+      description: `Quotes service: searches ${index} only`,
+      actions: ['search'],
+      indexes: [index],
+    },
+  ];
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const x = [...a].sort();
+  const y = [...b].sort();
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+/** Finds or creates each key; returns the key values by file name. */
+export async function ensureKeys(client: Meilisearch, index: string): Promise<Map<string, string>> {
+  const existing = (await client.getKeys({ limit: 1000 })).results;
+  const values = new Map<string, string>();
+  for (const spec of keySpecs(index)) {
+    let key: Key | undefined = existing.find((k) => k.name === spec.name);
+    if (key !== undefined && !(sameSet(key.actions, spec.actions) && sameSet(key.indexes, spec.indexes))) {
+      await client.deleteKey(key.uid);
+      key = undefined;
+    }
+    key ??= await client.createKey({
+      name: spec.name,
+      description: spec.description,
+      actions: spec.actions,
+      indexes: spec.indexes,
+      expiresAt: null,
+    });
+    values.set(spec.file, key.key);
+  }
+  return values;
+}
+
+async function main(args: string[]): Promise<number> {
+  const dir = args[0];
+  const host = process.env.MEILI_HOST ?? 'http://127.0.0.1:7700';
+  const masterKey = process.env.MEILI_MASTER_KEY;
+  const index = process.env.MEILI_INDEX ?? 'quotes';
+  if (dir === undefined || args.length !== 1) {
+    console.error('usage: node deploy/meili-keys.ts <directory to write indexer.key and search.key into>');
+    return 2;
+  }
+  if (masterKey === undefined || masterKey === '') {
+    console.error('MEILI_MASTER_KEY is required (the keys are created with it)');
+    return 2;
+  }
+  const client = new Meilisearch({ host, apiKey: masterKey, timeout: 10_000 });
+  const values = await ensureKeys(client, index);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  for (const [file, value] of values) {
+    const path = join(dir, file);
+    // Written beside, then renamed: a reader never sees half a key.
+    await writeFile(`${path}.tmp`, value, { mode: 0o600 });
+    await chmod(`${path}.tmp`, 0o600);
+    await rename(`${path}.tmp`, path);
+  }
+  console.log(
+    `Meilisearch keys for index ${index} written to ${[...values.keys()].map((f) => join(dir, f)).join(', ')}`,
+  );
+  return 0;
+}
+
+if (import.meta.main) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      console.error(
+        `could not provision the Meilisearch keys: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}

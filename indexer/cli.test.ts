@@ -1,0 +1,236 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FIXTURE_QUOTES, syntheticQuotes } from '../service/catalogue/fixtures.ts';
+import { byId, dataRecord, filesIn, readCatalogue, writeDataFile } from './test-files.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'indexer', 'cli.ts');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let dir: string;
+let dbPath: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'quotes-cli-'));
+  dbPath = join(dir, 'quotes.db');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Starts the CLI as `npm run index` does, with only the given environment (plus PATH). */
+function start(args: string[], env: Record<string, string> = { SQLITE_PATH: dbPath }): ChildProcess {
+  return spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+function finished(child: ChildProcess): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+function run(args: string[], env?: Record<string, string>): Promise<Run> {
+  return finished(start(args, env));
+}
+
+async function fixtureFile(): Promise<string> {
+  return writeDataFile(join(dir, 'fixtures.json'), FIXTURE_QUOTES.map(dataRecord), 'json');
+}
+
+describe('usage', () => {
+  it('--help explains formats, environment and exit codes', async () => {
+    const { code, stdout, stderr } = await run(['--help']);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    expect(stdout).toMatch(/^Usage: npm run index -- <file>\n/);
+    for (const text of [
+      'JSON array',
+      'NDJSON',
+      'SEARCH_BACKEND',
+      'SQLITE_PATH',
+      'MEILI_HOST',
+      'MEILI_ADMIN_KEY',
+      'MEILI_API_KEY',
+      'MEILI_INDEX',
+      'Exit codes',
+      'atomically',
+    ]) {
+      expect(stdout).toContain(text);
+    }
+  });
+
+  it('a missing file argument is a usage error', async () => {
+    expect(await run([])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'indexer: missing <file> (see --help)\nUsage: npm run index -- <file>\n',
+    });
+  });
+
+  it('an unknown option is a usage error', async () => {
+    const { code, stderr } = await run(['--fast', 'quotes.json']);
+    expect(code).toBe(2);
+    expect(stderr.split('\n')[0]).toBe("indexer: unknown option '--fast' (see --help)");
+  });
+
+  it('a bad environment variable is one line naming it', async () => {
+    const file = await fixtureFile();
+    expect(await run([file], { SEARCH_BACKEND: 'elastic', SQLITE_PATH: dbPath })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "indexer: SEARCH_BACKEND must be one of sqlite, meilisearch, got 'elastic'\n",
+    });
+    expect(await filesIn(dir)).toEqual(['fixtures.json']);
+  });
+});
+
+describe('indexing', () => {
+  it('ends with exactly one summary line, and the catalogue serves the file', async () => {
+    const file = await fixtureFile();
+    const { code, stdout, stderr } = await run([file]);
+
+    const { info, quotes } = await readCatalogue(dbPath);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toBe(
+      `indexed ${FIXTURE_QUOTES.length} quotes into sqlite ${dbPath} in ${/[0-9]+\.[0-9]{2}/.exec(stdout)?.[0]} s (version ${info.version})\n`,
+    );
+    expect(quotes).toEqual(byId(FIXTURE_QUOTES));
+  });
+
+  it('prints a warning for ignored fields on stderr, not in the summary', async () => {
+    const records = FIXTURE_QUOTES.map((q) => ({ ...dataRecord(q), likes: 3 }));
+    const file = await writeDataFile(join(dir, 'quotes.ndjson'), records, 'ndjson');
+    const { code, stdout, stderr } = await run([file]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^indexed 42 quotes into sqlite .+\n$/);
+    expect(stderr).toBe(`warning: 42 records have unknown fields, ignored: likes (42) (file=${file})\n`);
+  });
+});
+
+describe('rejected input', () => {
+  it('lists every broken record by number, ends with the count, and keeps the previous catalogue', async () => {
+    expect((await run([await fixtureFile()])).code).toBe(0);
+    const before = await readCatalogue(dbPath);
+    const records: unknown[] = [...syntheticQuotes(6, { label: 'N' })].map(dataRecord);
+    records[0] = { ...(records[0] as object), genre: [] };
+    records[3] = { ...(records[3] as object), work_id: -1, quote: 7 };
+    records[5] = 'not an object';
+    const file = await writeDataFile(join(dir, 'broken.json'), records, 'json');
+
+    const result = await run([file]);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: [
+        'record 1 (line 2): genre: must hold at least one genre',
+        'record 4 (line 44): work_id: must be an integer ≥ 1, got -1',
+        'record 4 (line 44): quote: must be a string, got 7',
+        'record 6 (line 74): must be a JSON object, got the string "not an object"',
+        `indexer: ${file}: 4 problems found; the catalogue was not changed`,
+        '',
+      ].join('\n'),
+    });
+    expect(await readCatalogue(dbPath)).toEqual(before);
+    expect(await filesIn(dir)).toEqual(['broken.json', 'fixtures.json', 'quotes.db']);
+  });
+
+  it('says how many problems are not listed', async () => {
+    const records = [...syntheticQuotes(1_002)].map((q) => ({
+      ...dataRecord(q),
+      source: 'ftp://example.org',
+    }));
+    const file = await writeDataFile(join(dir, 'broken.ndjson'), records, 'ndjson');
+    const { code, stderr } = await run([file]);
+    const lines = stderr.trimEnd().split('\n');
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(1_002);
+    expect(lines[999]).toBe(
+      'record 1000 (line 1000): source: must be an absolute http or https URL, got "ftp://example.org"',
+    );
+    expect(lines.slice(1_000)).toEqual([
+      '... and 2 more problems',
+      `indexer: ${file}: 1002 problems found; the catalogue was not changed`,
+    ]);
+  });
+
+  it('a missing file is one line', async () => {
+    const file = join(dir, 'nowhere.json');
+    expect(await run([file])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `indexer: cannot open ${file}: no such file\n`,
+    });
+  });
+
+  it('malformed JSON is one line, and the previous catalogue stays', async () => {
+    expect((await run([await fixtureFile()])).code).toBe(0);
+    const before = await readCatalogue(dbPath);
+    const file = join(dir, 'broken.json');
+    await writeFile(file, '[{"id": 1}, {"id": 2');
+
+    const { code, stdout, stderr } = await run([file]);
+
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toBe(
+      `indexer: ${file} is not valid JSON: unexpected end of file: the array is not closed (line 1)\n`,
+    );
+    expect(await readCatalogue(dbPath)).toEqual(before);
+  });
+});
+
+describe('failures and interruption', () => {
+  it('a backend that cannot write is exit code 3 with one line', async () => {
+    const blocker = join(dir, 'not-a-directory');
+    await writeFile(blocker, '');
+    const file = await fixtureFile();
+    const { code, stdout, stderr } = await run([file], { SQLITE_PATH: join(blocker, 'quotes.db') });
+    expect({ code, stdout }).toEqual({ code: 3, stdout: '' });
+    expect(stderr).toMatch(/^indexer: the sqlite backend failed: [^\n]*not-a-directory[^\n]*\n$/);
+  });
+
+  it('Ctrl-C discards the build, keeps the previous catalogue and exits 130', async () => {
+    expect((await run([await fixtureFile()])).code).toBe(0);
+    const before = await readCatalogue(dbPath);
+    const file = await writeDataFile(
+      join(dir, 'big.ndjson'),
+      [...syntheticQuotes(60_000)].map(dataRecord),
+      'ndjson',
+    );
+
+    const child = start([file]);
+    const result = finished(child);
+    // The build file appears beside the live one once the run is under way.
+    while (!(await readdir(dir)).some((name) => name.endsWith('.tmp'))) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    child.kill('SIGINT');
+
+    expect(await result).toEqual({
+      code: 130,
+      stdout: '',
+      stderr: 'indexer: indexing was interrupted; the catalogue was not changed\n',
+    });
+    expect(await readCatalogue(dbPath)).toEqual(before);
+    expect(await filesIn(dir)).toEqual(['big.ndjson', 'fixtures.json', 'quotes.db']);
+  });
+});

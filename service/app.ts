@@ -1,0 +1,199 @@
+/**
+ * The app factory: one Fastify instance serving the contract (api-contract.md), shared by tests
+ * (`app.inject`) and `server.ts`, with the same options in both. It never listens.
+ */
+import type { Socket } from 'node:net';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { createAuthenticator } from './auth.ts';
+import { openCatalogue } from './catalogue/open.ts';
+import type { CatalogueIndex } from './catalogue/port.ts';
+import { type Config, DEVELOPMENT_USER } from './config.ts';
+import { type ApiError, badRequest, toApiError } from './errors.ts';
+import { AnswerCache, NO_STORE } from './etag.ts';
+import { createMetrics, metricsPlugin } from './metrics.ts';
+import openApi from './openapi.ts';
+import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
+import { fallbackRoutes } from './routes/fallback.ts';
+import { healthRoutes } from './routes/health.ts';
+import { quoteRoutes } from './routes/quotes.ts';
+import { v1Routes } from './routes/v1.ts';
+import { SHARED_SCHEMAS } from './schemas.ts';
+
+/** What tests (and the rate limiter of issue 4) may inject instead of the real thing. */
+export interface AppDeps {
+  /** A catalogue to serve instead of opening the configured one; its owner closes it. */
+  catalogue?: CatalogueIndex;
+  /** Wall clock in milliseconds, for time-window logic (rate limiting); defaults to Date.now. */
+  now?: () => number;
+  /** Where log lines go instead of stdout (tests read them to prove redaction). */
+  logStream?: { write(line: string): void };
+  /**
+   * Runs with the app's logger before the catalogue is opened: `server.ts` builds the catalogue
+   * from the bundled data on first start, so the first request finds it.
+   */
+  prepare?: (log: FastifyBaseLogger) => Promise<void>;
+}
+
+/**
+ * Log paths that could carry credentials. Fastify's request serialiser logs no headers, but a
+ * handler or plugin logging a request or its headers must not leak them either.
+ */
+const REDACTED = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'headers.cookie',
+  'authorization',
+  'password',
+  '*.password',
+  'users',
+  '*.users',
+];
+
+/** Deliberate server limits: no endpoint takes a body, and slow clients must not hold sockets. */
+const SERVER_LIMITS = {
+  bodyLimit: 1024,
+  /**
+   * Idle keep-alive sockets are closed after this long: longer than the idle timeout of common
+   * load balancers (60 s), so the proxy, not the service, closes them and no request races a close.
+   */
+  keepAliveTimeout: 72_000,
+  /** A whole request (headers included) must arrive within this. */
+  requestTimeout: 15_000,
+  /** Idle socket timeout; above keepAliveTimeout so it never cuts a keep-alive socket short. */
+  connectionTimeout: 75_000,
+  /** Ids have at most 16 digits; anything much longer is not a quote path. */
+  maxParamLength: 100,
+};
+
+/**
+ * Serialised answers kept per ETag: repeated requests (the common case for a catalogue that
+ * changes only when re-indexed) skip the query and the serialisation. A page of 100 full quotes
+ * is about 60 KB, so the bounds hold it to a few tens of MB.
+ */
+const ANSWER_CACHE = { maxEntries: 2_000, maxChars: 16_000_000 };
+
+/**
+ * Builds the app. Opens the configured catalogue and closes it with the app, unless one is
+ * injected. An unreachable backend or a missing catalogue makes `/ready` 503, not a failed
+ * start; only `deps.prepare` failing or a programming error rejects.
+ */
+export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED, censor: '[redacted]' },
+      ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
+    },
+    trustProxy: trustProxy(config.trustProxy),
+    bodyLimit: SERVER_LIMITS.bodyLimit,
+    keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
+    requestTimeout: SERVER_LIMITS.requestTimeout,
+    connectionTimeout: SERVER_LIMITS.connectionTimeout,
+    routerOptions: {
+      maxParamLength: SERVER_LIMITS.maxParamLength,
+      // Handlers read request.raw.url through query.ts, which keeps what this parser would lose
+      // (order, repeats, decoding errors); skipping it saves parsing every query string twice.
+      querystringParser: () => ({}),
+    },
+    // Fastify's own 503 while closing has its own body shape; requests that still arrive on open
+    // connections during the drain are served normally instead, with Connection: close.
+    return503OnClosing: false,
+    frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      sendError(request, reply, error);
+    },
+    clientErrorHandler: answerClientError,
+  });
+
+  // Requests are validated by query.ts with the contract's messages; the route schemas document
+  // them (OpenAPI) and serialise responses, but never reject a request themselves.
+  app.setValidatorCompiler(() => () => true);
+  app.setErrorHandler((error, request, reply) => {
+    sendError(request, reply, error);
+  });
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+
+  await deps.prepare?.(app.log);
+  const catalogue = deps.catalogue ?? (await openCatalogue(config, app.log));
+  if (deps.catalogue === undefined) app.addHook('onClose', () => catalogue.close());
+  if (config.auth.usingDevelopmentUser) {
+    app.log.warn(`no AUTH_USERS configured: the development user '${DEVELOPMENT_USER.name}' is active`);
+  }
+
+  const metrics = createMetrics();
+  await app.register(metricsPlugin, {
+    metrics,
+    beforeScrape: async () => {
+      const info = await catalogue.info();
+      metrics.setCatalogue({ version: info.version, backend: catalogue.kind, documents: info.count });
+    },
+  });
+  // Root-level onRequest hook: it runs before the quote scope's authentication, as the contract's
+  // check order requires (429 before 401), and also sees the 404/405 fallback of quote paths.
+  await app.register(rateLimit, { config: config.rateLimit, clock: deps.now, metrics });
+  await app.register(openApi);
+  await app.register(healthRoutes, { catalogue });
+  const authenticate = createAuthenticator(config.auth);
+  const answers = new AnswerCache(ANSWER_CACHE);
+  await app.register(async (quotes) => {
+    quotes.addHook('onRequest', (request, _reply, done) => done(authenticate(request)));
+    await quotes.register(quoteRoutes, { catalogue, answers });
+    await quotes.register(v1Routes, { catalogue, answers });
+  });
+  await app.register(fallbackRoutes);
+  return app;
+}
+
+/** A hop count means "trust the n closest proxies", which is what proxy-addr does with a number. */
+function trustProxy(
+  setting: Config['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof setting === 'number' ? (_address, hop) => hop < setting : setting;
+}
+
+/** Writes the contract's Error object for anything thrown; 5xx are logged, never explained. */
+function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
+  const { apiError, internal } = toApiError(error);
+  // Store failures are logged by the rate limiter itself, at most once per 10 s.
+  if (internal && !isRateLimitStoreFailure(error)) logFailure(request, apiError, error);
+  reply
+    .code(apiError.statusCode)
+    .headers(apiError.headers)
+    .header('cache-control', NO_STORE)
+    .type('application/json; charset=utf-8')
+    .send(apiError.toBody());
+}
+
+function logFailure(request: FastifyRequest, apiError: ApiError, error: unknown): void {
+  if (apiError.statusCode === 500) request.log.error({ err: error }, 'request failed with an internal error');
+  else request.log.warn({ err: error }, apiError.details);
+}
+
+/**
+ * Malformed HTTP (unparsable request line, headers too large, too slow) never reaches Fastify's
+ * routing; the socket still gets the Error object rather than Fastify's default body.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const details =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? 'the request headers are too large'
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? 'the request did not arrive in time'
+          : 'the request is not valid HTTP';
+    const body = JSON.stringify(badRequest(details).toBody());
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}

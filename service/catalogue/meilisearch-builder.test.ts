@@ -1,0 +1,502 @@
+/**
+ * Protocol tests of the Meilisearch builder: the order of its calls and its failure paths,
+ * against a small in-memory engine that speaks the task protocol (enqueue, poll, succeed or fail)
+ * and can be told to fail, lose documents or stall. They cover what a real engine cannot be made
+ * to do on demand; that a real engine accepts the build is the behaviour suite's job
+ * (meilisearch.test.ts).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FIXTURE_QUOTES } from './fixtures.ts';
+import { createMeiliBuilder, MeiliTaskError } from './meilisearch-builder.ts';
+import { MEILI_SETTINGS } from './meilisearch-request.ts';
+import { type CatalogueLogger, CatalogueUnavailableError, type Quote } from './port.ts';
+
+interface FakeIndex {
+  primaryKey: string | null;
+  documents: Map<number, Record<string, unknown>>;
+  settings: unknown;
+}
+interface FakeTask {
+  uid: number;
+  indexUid: string | null;
+  type: string;
+  status: 'enqueued' | 'processing' | 'succeeded' | 'failed' | 'canceled';
+  error: { message: string; code: string; type: string; link: string } | null;
+  run: () => void;
+  /** Never finishes (until canceled), blocking the tasks after it like a real queue. */
+  stalled: boolean;
+}
+interface Call {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** Faults to inject, chosen per test. */
+interface Faults {
+  /** The task of the matching call ends `failed` with this engine error. */
+  failTask?: { when: (call: Call) => boolean; code: string; message: string };
+  /** The task of the matching call never leaves `processing`. */
+  stallTask?: (call: Call) => boolean;
+  /** The stats of an index under-report this many documents. */
+  loseDocuments?: number;
+  /** Answer every request with this API error. */
+  refuse?: { status: number; code: string; message: string };
+}
+
+/** An engine keeping indexes and tasks in memory, reachable over HTTP like the real one. */
+async function fakeEngine() {
+  const indexes = new Map<string, FakeIndex>();
+  const tasks: FakeTask[] = [];
+  const calls: Call[] = [];
+  const faults: Faults = {};
+  const apiError = (code: string, message: string) => ({ message, code, type: 'invalid_request', link: '' });
+
+  const enqueue = (call: Call, indexUid: string | null, type: string, run: () => void) => {
+    const task: FakeTask = {
+      uid: tasks.length,
+      indexUid,
+      type,
+      status: 'enqueued',
+      error: null,
+      run,
+      stalled: false,
+    };
+    tasks.push(task);
+    if (faults.failTask?.when(call)) {
+      const { code, message } = faults.failTask;
+      task.run = () => {
+        throw apiError(code, message);
+      };
+    }
+    if (faults.stallTask?.(call)) task.stalled = true;
+    return { taskUid: task.uid, indexUid, status: 'enqueued', type, enqueuedAt: new Date().toISOString() };
+  };
+
+  const runTask = (task: FakeTask) => {
+    try {
+      task.run();
+      task.status = 'succeeded';
+    } catch (error) {
+      task.status = 'failed';
+      task.error = error as FakeTask['error'];
+    }
+  };
+
+  /** On each poll: cancelations first (as the engine prioritises them), then the queue in order. */
+  const process = () => {
+    for (const task of tasks) {
+      if (task.type === 'taskCancelation' && task.status === 'enqueued') runTask(task);
+    }
+    for (const task of tasks) {
+      if (task.status !== 'enqueued' && task.status !== 'processing') continue;
+      if (task.stalled) {
+        task.status = 'processing';
+        return;
+      }
+      runTask(task);
+    }
+  };
+  const mustExist = (uid: string) => {
+    const index = indexes.get(uid);
+    if (index === undefined) throw apiError('index_not_found', `Index \`${uid}\` not found.`);
+    return index;
+  };
+
+  const route = (call: Call): [number, unknown] => {
+    const { method, path } = call;
+    const parts = path.split('/').filter(Boolean);
+    if (method === 'GET' && path === '/indexes') {
+      const results = [...indexes.keys()].map((uid) => ({
+        uid,
+        primaryKey: 'id',
+        createdAt: '',
+        updatedAt: '',
+      }));
+      return [200, { results, offset: 0, limit: 1000, total: results.length }];
+    }
+    if (method === 'POST' && path === '/indexes') {
+      const { uid, primaryKey } = JSON.parse(call.body) as { uid: string; primaryKey: string };
+      return [
+        202,
+        enqueue(call, uid, 'indexCreation', () => {
+          if (indexes.has(uid)) throw apiError('index_already_exists', `Index \`${uid}\` already exists.`);
+          indexes.set(uid, { primaryKey, documents: new Map(), settings: null });
+        }),
+      ];
+    }
+    if (parts[0] === 'indexes' && parts.length === 2 && method === 'GET') {
+      const uid = parts[1] as string;
+      if (!indexes.has(uid)) return [404, apiError('index_not_found', `Index \`${uid}\` not found.`)];
+      return [200, { uid, primaryKey: 'id', createdAt: '', updatedAt: '' }];
+    }
+    if (parts[0] === 'indexes' && parts.length === 2 && method === 'DELETE') {
+      const uid = parts[1] as string;
+      return [
+        202,
+        enqueue(call, uid, 'indexDeletion', () => {
+          mustExist(uid);
+          indexes.delete(uid);
+        }),
+      ];
+    }
+    if (parts[0] === 'indexes' && parts[2] === 'settings' && method === 'PATCH') {
+      const uid = parts[1] as string;
+      return [
+        202,
+        enqueue(call, uid, 'settingsUpdate', () => {
+          mustExist(uid).settings = JSON.parse(call.body);
+        }),
+      ];
+    }
+    if (parts[0] === 'indexes' && parts[2] === 'documents' && method === 'POST') {
+      const uid = parts[1] as string;
+      return [
+        202,
+        enqueue(call, uid, 'documentAdditionOrUpdate', () => {
+          const index = mustExist(uid);
+          for (const line of call.body.split('\n')) {
+            const doc = JSON.parse(line) as Record<string, unknown>;
+            index.documents.set(doc.id as number, doc);
+          }
+        }),
+      ];
+    }
+    if (parts[0] === 'indexes' && parts[2] === 'stats' && method === 'GET') {
+      const index = indexes.get(parts[1] as string);
+      if (index === undefined) return [404, apiError('index_not_found', 'not found')];
+      const numberOfDocuments = index.documents.size - (faults.loseDocuments ?? 0);
+      return [200, { numberOfDocuments, isIndexing: false, fieldDistribution: {} }];
+    }
+    if (method === 'POST' && path === '/swap-indexes') {
+      const [swap] = JSON.parse(call.body) as { indexes: [string, string]; rename: boolean }[];
+      const [a, b] = (swap as { indexes: [string, string] }).indexes;
+      return [
+        202,
+        enqueue(call, null, 'indexSwap', () => {
+          const first = mustExist(a);
+          if ((swap as { rename: boolean }).rename) {
+            if (indexes.has(b)) throw apiError('index_already_exists', `Index \`${b}\` already exists.`);
+            indexes.delete(a);
+            indexes.set(b, first);
+          } else {
+            const second = mustExist(b);
+            indexes.set(a, second);
+            indexes.set(b, first);
+          }
+        }),
+      ];
+    }
+    if (method === 'POST' && path === '/tasks/cancel') {
+      const uids = (call.query.get('uids') ?? '').split(',').map(Number);
+      return [
+        202,
+        enqueue(call, null, 'taskCancelation', () => {
+          for (const task of tasks) {
+            if (uids.includes(task.uid) && (task.status === 'enqueued' || task.status === 'processing')) {
+              task.status = 'canceled';
+            }
+          }
+        }),
+      ];
+    }
+    if (method === 'GET' && parts[0] === 'tasks' && parts.length === 2) {
+      process();
+      const task = tasks[Number(parts[1])];
+      if (task === undefined) return [404, apiError('task_not_found', 'Task not found.')];
+      const { run: _run, ...view } = task;
+      return [
+        200,
+        { ...view, batchUid: null, canceledBy: null, duration: null, startedAt: null, finishedAt: null },
+      ];
+    }
+    return [404, apiError('not_found', `no route ${method} ${path}`)];
+  };
+
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://engine');
+      const call: Call = {
+        method: req.method ?? '',
+        path: url.pathname,
+        query: url.searchParams,
+        contentType: req.headers['content-type'],
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      calls.push(call);
+      let status: number;
+      let body: unknown;
+      if (faults.refuse !== undefined) {
+        status = faults.refuse.status;
+        body = apiError(faults.refuse.code, faults.refuse.message);
+      } else {
+        try {
+          [status, body] = route(call);
+        } catch (error) {
+          [status, body] = [404, error];
+        }
+      }
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    host: `http://127.0.0.1:${port}`,
+    indexes,
+    tasks,
+    calls,
+    faults,
+    /** Calls as `METHOD /path`, build index names replaced by `<build>`. */
+    trace: () => calls.map((c) => `${c.method} ${c.path.replace(/quotes_build_[a-z0-9-]+/, '<build>')}`),
+    close: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
+type Engine = Awaited<ReturnType<typeof fakeEngine>>;
+
+function recordingLogger(): CatalogueLogger & { lines: { level: string; obj: object; msg?: string }[] } {
+  const lines: { level: string; obj: object; msg?: string }[] = [];
+  return {
+    lines,
+    info: (obj, msg) => lines.push({ level: 'info', obj, msg }),
+    warn: (obj, msg) => lines.push({ level: 'warn', obj, msg }),
+    error: (obj, msg) => lines.push({ level: 'error', obj, msg }),
+  };
+}
+
+/** Builds a catalogue the way the indexer does: add in chunks, commit, abort on failure. */
+async function index(
+  engine: Engine,
+  quotes: Quote[],
+  options: { batchSize?: number; taskTimeoutMs?: number } = {},
+) {
+  const builder = await createMeiliBuilder({
+    host: engine.host,
+    apiKey: 'admin-key',
+    index: 'quotes',
+    ...options,
+  });
+  try {
+    for (let i = 0; i < quotes.length; i += 3) await builder.add(quotes.slice(i, i + 3));
+    return await builder.commit();
+  } catch (error) {
+    await builder.abort();
+    throw error;
+  }
+}
+
+const idsOf = (engine: Engine, uid: string) =>
+  [...(engine.indexes.get(uid)?.documents.keys() ?? [])].sort((a, b) => a - b);
+const TEN = FIXTURE_QUOTES.slice(0, 10);
+const OTHER = FIXTURE_QUOTES.slice(10, 14);
+
+describe('the Meilisearch build protocol', () => {
+  let engine: Engine;
+  afterEach(async () => {
+    await engine?.close();
+  });
+
+  it('on the first run: settings before documents, batches, every task checked, then a rename', async () => {
+    engine = await fakeEngine();
+    const info = await index(engine, TEN, { batchSize: 4 });
+    expect(info.count).toBe(10);
+    expect(info.version).toMatch(/^[0-9a-z]+-[0-9a-f]{8}$/);
+    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect(idsOf(engine, 'quotes')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
+    const live = engine.indexes.get('quotes') as FakeIndex;
+    expect(live.settings).toEqual(MEILI_SETTINGS);
+    expect([...live.documents.values()].every((d) => d.catalogue_version === info.version)).toBe(true);
+
+    const trace = engine.trace().filter((t) => !t.startsWith('GET /tasks/'));
+    expect(trace).toEqual([
+      'GET /indexes',
+      'POST /indexes',
+      'PATCH /indexes/<build>/settings',
+      'POST /indexes/<build>/documents',
+      'POST /indexes/<build>/documents',
+      'POST /indexes/<build>/documents',
+      'GET /indexes/<build>/stats',
+      'GET /indexes/quotes',
+      'POST /swap-indexes',
+    ]);
+    const create = engine.calls[1] as Call;
+    const build = (JSON.parse(create.body) as { uid: string }).uid;
+    expect(JSON.parse(create.body)).toEqual({ uid: build, primaryKey: 'id' });
+    expect(build).toBe(`quotes_build_${info.version}`);
+    const batches = engine.calls.filter((c) => c.path.endsWith('/documents'));
+    expect(batches.map((c) => [c.contentType, c.query.get('primaryKey'), c.body.split('\n').length])).toEqual(
+      [
+        ['application/x-ndjson', 'id', 4],
+        ['application/x-ndjson', 'id', 4],
+        ['application/x-ndjson', 'id', 2],
+      ],
+    );
+    const swap = engine.calls.find((c) => c.path === '/swap-indexes') as Call;
+    expect(JSON.parse(swap.body)).toEqual([{ indexes: [build, 'quotes'], rename: true }]);
+    // Every enqueued task was polled until it finished.
+    const polled = new Set(engine.calls.filter((c) => c.path.startsWith('/tasks/')).map((c) => c.path));
+    expect(polled).toEqual(new Set(['/tasks/0', '/tasks/1', '/tasks/2', '/tasks/3', '/tasks/4', '/tasks/5']));
+  });
+
+  it('on later runs: swaps with the live index, then deletes the previous catalogue', async () => {
+    engine = await fakeEngine();
+    await index(engine, OTHER);
+    const before = engine.calls.length;
+    const info = await index(engine, TEN);
+    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect(idsOf(engine, 'quotes')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
+    const calls = engine.calls.slice(before);
+    const swap = calls.find((c) => c.path === '/swap-indexes') as Call;
+    expect(JSON.parse(swap.body)).toEqual([
+      { indexes: ['quotes', `quotes_build_${info.version}`], rename: false },
+    ]);
+    const deletes = calls.filter((c) => c.method === 'DELETE').map((c) => c.path);
+    expect(deletes).toEqual([`/indexes/quotes_build_${info.version}`]);
+  });
+
+  it('aborts on a failed document task with the engine message, leaving the live index untouched', async () => {
+    engine = await fakeEngine();
+    await index(engine, OTHER);
+    const before = engine.calls.length;
+    engine.faults.failTask = {
+      when: (call) => call.path.endsWith('/documents') && call.body.includes('"id":7,'),
+      code: 'invalid_document_fields',
+      message: 'The document `7` holds a field Meilisearch cannot index.',
+    };
+    const error = await index(engine, TEN, { batchSize: 4 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(MeiliTaskError);
+    expect((error as Error).message).toMatch(
+      /^Meilisearch could not index documents into quotes_build_\S+: task \d+ failed: The document `7` holds a field Meilisearch cannot index\. \(invalid_document_fields\)$/,
+    );
+    const calls = engine.calls.slice(before);
+    expect(calls.some((c) => c.path === '/swap-indexes')).toBe(false);
+    expect(calls.filter((c) => c.method === 'DELETE').map((c) => c.path)).toEqual([
+      expect.stringMatching(/^\/indexes\/quotes_build_/),
+    ]);
+    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect(idsOf(engine, 'quotes')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
+  });
+
+  it('aborts when the engine holds fewer documents than were sent', async () => {
+    engine = await fakeEngine();
+    engine.faults.loseDocuments = 1;
+    const error = await index(engine, TEN).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(
+      /^Meilisearch index quotes_build_\S+ holds 9 documents, expected 10; the live index was not changed$/,
+    );
+    expect(engine.calls.some((c) => c.path === '/swap-indexes')).toBe(false);
+    expect([...engine.indexes.keys()]).toEqual([]);
+  });
+
+  it('gives up on a task that never finishes, cancels what is pending and discards the build', async () => {
+    engine = await fakeEngine();
+    engine.faults.stallTask = (call) => call.path.endsWith('/documents');
+    const started = performance.now();
+    const error = await index(engine, TEN, { batchSize: 4, taskTimeoutMs: 300 }).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(error).toBeInstanceOf(MeiliTaskError);
+    expect((error as Error).message).toMatch(
+      /^Meilisearch did not index documents into quotes_build_\S+ within 300 ms \(task \d+\)$/,
+    );
+    expect(engine.calls.some((c) => c.path === '/swap-indexes')).toBe(false);
+    // Every document task was still unfinished, the awaited one included: all are canceled.
+    const documentTasks = engine.tasks.filter((t) => t.type === 'documentAdditionOrUpdate');
+    expect(documentTasks).toHaveLength(3);
+    const cancel = engine.calls.find((c) => c.path === '/tasks/cancel');
+    expect(cancel?.query.get('uids')).toBe(documentTasks.map((t) => t.uid).join(','));
+    expect(documentTasks.map((t) => t.status)).toEqual(['canceled', 'canceled', 'canceled']);
+    expect([...engine.indexes.keys()]).toEqual([]);
+  });
+
+  it('aborts when the swap fails (a live index appeared meanwhile), with the engine message', async () => {
+    engine = await fakeEngine();
+    engine.faults.failTask = {
+      when: (call) => call.path === '/swap-indexes',
+      code: 'index_already_exists',
+      message: 'Index `quotes` already exists.',
+    };
+    const error = await index(engine, TEN).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(
+      /^Meilisearch could not swap quotes_build_\S+ into quotes: task \d+ failed: Index `quotes` already exists\. \(index_already_exists\)$/,
+    );
+    expect([...engine.indexes.keys()]).toEqual([]);
+  });
+
+  it('fails fast, with nothing created, when the engine refuses the key', async () => {
+    engine = await fakeEngine();
+    engine.faults.refuse = {
+      status: 403,
+      code: 'invalid_api_key',
+      message: 'The provided API key is invalid.',
+    };
+    const error = await createMeiliBuilder({ host: engine.host, apiKey: 'wrong', index: 'quotes' }).catch(
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toBe(
+      'Meilisearch refused to list the indexes: The provided API key is invalid. (invalid_api_key)',
+    );
+    expect(engine.calls.map((c) => `${c.method} ${c.path}`)).toEqual(['GET /indexes']);
+  });
+
+  it('fails fast with CatalogueUnavailableError when the engine is unreachable', async () => {
+    engine = await fakeEngine();
+    const probe = createNetServer();
+    await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((done) => probe.close(() => done()));
+    const started = performance.now();
+    const error = await createMeiliBuilder({
+      host: `http://127.0.0.1:${port}`,
+      apiKey: 'k',
+      index: 'quotes',
+    }).catch((e: unknown) => e);
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(error).toBeInstanceOf(CatalogueUnavailableError);
+    expect((error as Error).message).toBe(
+      `could not list the indexes: Meilisearch at http://127.0.0.1:${port} is unreachable (ECONNREFUSED)`,
+    );
+  });
+
+  it('warns about build indexes left by interrupted runs', async () => {
+    engine = await fakeEngine();
+    const left = { primaryKey: 'id', documents: new Map(), settings: null };
+    engine.indexes.set('quotes_build_old-1', left);
+    engine.indexes.set('quotes_other', left);
+    const logger = recordingLogger();
+    const builder = await createMeiliBuilder({ host: engine.host, apiKey: 'k', index: 'quotes', logger });
+    await builder.abort();
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.obj)).toEqual([
+      { indexes: ['quotes_build_old-1'] },
+    ]);
+    expect([...engine.indexes.keys()].sort()).toEqual(['quotes_build_old-1', 'quotes_other']);
+  });
+
+  it('refuses use after commit, and aborts idempotently', async () => {
+    engine = await fakeEngine();
+    const builder = await createMeiliBuilder({ host: engine.host, apiKey: 'k', index: 'quotes' });
+    await builder.add(TEN);
+    await builder.commit();
+    await expect(builder.add(OTHER)).rejects.toThrow(/already committed or aborted/);
+    await expect(builder.commit()).rejects.toThrow(/already committed or aborted/);
+    await builder.abort();
+    await builder.abort();
+    expect(idsOf(engine, 'quotes')).toHaveLength(10);
+    const discarded = await createMeiliBuilder({ host: engine.host, apiKey: 'k', index: 'quotes' });
+    await discarded.add(OTHER);
+    await Promise.all([discarded.abort(), discarded.abort()]);
+    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect(idsOf(engine, 'quotes')).toHaveLength(10);
+  });
+});

@@ -1,0 +1,314 @@
+/**
+ * The Meilisearch adapter of the catalogue port, write side (the indexer's). A build goes:
+ *
+ * 1. create `<live>_build_<stamp>` with primary key `id`, then apply the settings (before any
+ *    document: filterable attributes are empty by default and changing them later re-indexes);
+ * 2. send documents as NDJSON in large batches, a couple of tasks in flight at a time;
+ * 3. wait for every task (with a timeout) and check that it succeeded: a failed task does not
+ *    throw in the client, it only reports `status: 'failed'`;
+ * 4. check that the index holds exactly the documents sent;
+ * 5. swap it into the live name (rename on the very first run), then delete the old catalogue.
+ *
+ * Until step 5 nothing touches the live index, and any failure discards the build: readers see
+ * the old catalogue or the new one, never a mix. Errors carry the engine's own message.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type EnqueuedTask,
+  type Index,
+  Meilisearch,
+  MeilisearchApiError,
+  MeilisearchRequestError,
+  MeilisearchRequestTimeOutError,
+  MeilisearchTaskTimeOutError,
+  type Task,
+} from 'meilisearch';
+import { networkReason } from './meilisearch.ts';
+import {
+  buildIndexPrefix,
+  buildIndexUid,
+  createDocumentEncoder,
+  MAX_TOTAL_HITS,
+  MEILI_SETTINGS,
+  type MeiliQuoteDocument,
+} from './meilisearch-request.ts';
+import {
+  type CatalogueBuilder,
+  type CatalogueInfo,
+  type CatalogueLogger,
+  CatalogueUnavailableError,
+  type Quote,
+} from './port.ts';
+
+/** Documents per batch: large batches index much faster than many small ones. */
+export const DEFAULT_BATCH_SIZE = 50_000;
+/** A batch is also sent once its NDJSON reaches this size, well below the engine's 100 MB payload limit. */
+export const MAX_BATCH_BYTES = 32 * 1024 * 1024;
+/** Longest wait for one task; indexing a large batch on a small machine takes minutes. */
+export const DEFAULT_TASK_TIMEOUT_MS = 15 * 60_000;
+/** Longest single HTTP request (uploading a batch included). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** Document tasks enqueued but not yet awaited: enough to keep the engine busy while the next batch is read. */
+const MAX_TASKS_IN_FLIGHT = 2;
+/** Polling interval while waiting for a task. */
+const TASK_POLL_MS = 200;
+
+export interface MeiliBuilderOptions {
+  host: string;
+  /** A key allowed to create, configure, fill, swap and delete indexes and read tasks (admin scope). */
+  apiKey: string | undefined;
+  /** Live index uid. */
+  index: string;
+  logger?: CatalogueLogger;
+  /** Documents per batch, default {@link DEFAULT_BATCH_SIZE}. */
+  batchSize?: number;
+  /** Longest wait for one engine task, default {@link DEFAULT_TASK_TIMEOUT_MS}. */
+  taskTimeoutMs?: number;
+  /** Longest single HTTP request, default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * Starts a build: creates the build index and applies the settings. Rejects (with nothing left
+ * behind) when the engine is unreachable or refuses the key.
+ */
+export async function createMeiliBuilder(options: MeiliBuilderOptions): Promise<CatalogueBuilder> {
+  const builder = new MeiliBuilder(options);
+  try {
+    await builder.start();
+  } catch (error) {
+    await builder.abort().catch(() => {});
+    throw error;
+  }
+  return builder;
+}
+
+/** An engine task that ended in another state than `succeeded`, with the engine's reason. */
+export class MeiliTaskError extends Error {
+  override name = 'MeiliTaskError';
+}
+
+class MeiliBuilder implements CatalogueBuilder {
+  readonly #options: MeiliBuilderOptions;
+  readonly #client: Meilisearch;
+  readonly #version: string;
+  readonly #buildUid: string;
+  readonly #build: Index<MeiliQuoteDocument>;
+  readonly #encode: (quote: Quote) => MeiliQuoteDocument;
+  readonly #batchSize: number;
+  readonly #taskTimeoutMs: number;
+  #lines: string[] = [];
+  #bytes = 0;
+  #count = 0;
+  readonly #inFlight: EnqueuedTask[] = [];
+  #created = false;
+  /** Set once the swap succeeded: from then on the build index holds the old catalogue. */
+  #swapped = false;
+  #finished = false;
+  #aborting: Promise<void> | undefined;
+
+  constructor(options: MeiliBuilderOptions) {
+    this.#options = options;
+    this.#client = new Meilisearch({
+      host: options.host,
+      apiKey: options.apiKey,
+      timeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    });
+    // Time first, so versions of successive builds sort; random bytes so concurrent ones differ.
+    this.#version = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+    this.#buildUid = buildIndexUid(options.index, this.#version);
+    this.#build = this.#client.index<MeiliQuoteDocument>(this.#buildUid);
+    this.#encode = createDocumentEncoder(this.#version);
+    this.#batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+    this.#taskTimeoutMs = options.taskTimeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+  }
+
+  async start(): Promise<void> {
+    const leftovers = await this.#call('list the indexes', () => this.#client.getRawIndexes({ limit: 1000 }));
+    const stale = leftovers.results
+      .map((i) => i.uid)
+      .filter((uid) => uid.startsWith(buildIndexPrefix(this.#options.index)));
+    if (stale.length > 0) {
+      this.#options.logger?.warn(
+        { indexes: stale },
+        'Meilisearch holds build indexes of interrupted runs (or of a run in progress); delete them once no indexer runs',
+      );
+    }
+    this.#created = true;
+    await this.#run(`create index ${this.#buildUid}`, () =>
+      this.#client.createIndex(this.#buildUid, { primaryKey: 'id' }),
+    );
+    await this.#run(`apply the settings of ${this.#buildUid}`, () =>
+      this.#build.updateSettings(MEILI_SETTINGS),
+    );
+  }
+
+  async add(quotes: readonly Quote[]): Promise<void> {
+    this.#assertOpen();
+    if (this.#count + quotes.length > MAX_TOTAL_HITS) {
+      throw new Error(`a Meilisearch catalogue holds at most ${MAX_TOTAL_HITS} quotes`);
+    }
+    for (const quote of quotes) {
+      const line = JSON.stringify(this.#encode(quote));
+      this.#lines.push(line);
+      this.#bytes += Buffer.byteLength(line) + 1;
+      this.#count++;
+      if (this.#lines.length >= this.#batchSize || this.#bytes >= MAX_BATCH_BYTES) await this.#flush();
+    }
+  }
+
+  async commit(): Promise<CatalogueInfo> {
+    this.#assertOpen();
+    this.#finished = true;
+    await this.#flush();
+    while (this.#inFlight.length > 0) await this.#awaitOldest();
+    const stats = await this.#call(`read the stats of ${this.#buildUid}`, () => this.#build.getStats());
+    if (stats.numberOfDocuments !== this.#count) {
+      throw new Error(
+        `Meilisearch index ${this.#buildUid} holds ${stats.numberOfDocuments} documents, expected ${this.#count}; the live index was not changed`,
+      );
+    }
+    const live = this.#options.index;
+    const firstRun = !(await this.#exists(live));
+    await this.#run(`swap ${this.#buildUid} into ${live}`, () =>
+      this.#client.swapIndexes([
+        firstRun
+          ? { indexes: [this.#buildUid, live], rename: true }
+          : { indexes: [live, this.#buildUid], rename: false },
+      ]),
+    );
+    this.#swapped = true;
+    if (!firstRun) {
+      // The new catalogue is live; a failure here only leaves the old one behind.
+      await this.#run(`delete the previous catalogue (now ${this.#buildUid})`, () =>
+        this.#client.deleteIndex(this.#buildUid),
+      ).catch((error: unknown) => {
+        this.#options.logger?.warn(
+          { index: this.#buildUid, err: String(error) },
+          'the new catalogue is live but the previous one could not be deleted',
+        );
+      });
+    }
+    this.#options.logger?.info(
+      { index: live, version: this.#version, count: this.#count, firstRun },
+      'Meilisearch catalogue swapped in',
+    );
+    return { version: this.#version, count: this.#count };
+  }
+
+  abort(): Promise<void> {
+    this.#finished = true;
+    this.#aborting ??= this.#discard();
+    return this.#aborting;
+  }
+
+  async #discard(): Promise<void> {
+    if (!this.#created || this.#swapped) return;
+    const pending = this.#inFlight.splice(0).map((t) => t.taskUid);
+    if (pending.length > 0) {
+      // Tasks run in order: cancelling spares the engine indexing documents about to be deleted.
+      await this.#run('cancel the pending document tasks', () =>
+        this.#client.tasks.cancelTasks({ uids: pending }),
+      ).catch(() => {});
+    }
+    try {
+      await this.#run(`delete the unfinished index ${this.#buildUid}`, () =>
+        this.#client.deleteIndex(this.#buildUid),
+      );
+    } catch (error) {
+      if (error instanceof MeiliTaskError && /index_not_found/.test(error.message)) return;
+      throw error;
+    }
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#lines.length === 0) return;
+    const body = this.#lines.join('\n');
+    const documents = this.#lines.length;
+    this.#lines = [];
+    this.#bytes = 0;
+    const task = await this.#call(`send ${documents} documents to ${this.#buildUid}`, () =>
+      this.#build.addDocumentsFromString(body, 'application/x-ndjson', { primaryKey: 'id' }),
+    );
+    this.#inFlight.push(task);
+    while (this.#inFlight.length > MAX_TASKS_IN_FLIGHT) await this.#awaitOldest();
+  }
+
+  async #awaitOldest(): Promise<void> {
+    const task = this.#inFlight[0];
+    if (task === undefined) return;
+    // Stays listed until it finished, so that an abort meanwhile cancels it too.
+    await this.#wait(task, `index documents into ${this.#buildUid}`);
+    this.#inFlight.shift();
+  }
+
+  async #exists(uid: string): Promise<boolean> {
+    try {
+      await this.#client.getRawIndex(uid);
+      return true;
+    } catch (error) {
+      if (error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found') return false;
+      throw this.#describe(error, `look up index ${uid}`);
+    }
+  }
+
+  /** Enqueues a task, waits for it and checks that it succeeded. */
+  async #run(what: string, enqueue: () => Promise<EnqueuedTask>): Promise<Task> {
+    const task = await this.#call(what, enqueue);
+    return this.#wait(task, what);
+  }
+
+  async #wait(enqueued: EnqueuedTask, what: string): Promise<Task> {
+    const task = await this.#call(what, () =>
+      this.#client.tasks.waitForTask(enqueued.taskUid, {
+        timeout: this.#taskTimeoutMs,
+        interval: TASK_POLL_MS,
+      }),
+    );
+    if (task.status !== 'succeeded') {
+      const reason = task.error === null ? 'no reason given' : `${task.error.message} (${task.error.code})`;
+      throw new MeiliTaskError(`Meilisearch could not ${what}: task ${task.uid} ${task.status}: ${reason}`);
+    }
+    return task;
+  }
+
+  async #call<T>(what: string, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      throw this.#describe(error, what);
+    }
+  }
+
+  /** An error whose message says what failed and why, in the engine's words when it gave any. */
+  #describe(error: unknown, what: string): Error {
+    const host = this.#options.host;
+    if (error instanceof MeilisearchTaskTimeOutError) {
+      return new MeiliTaskError(
+        `Meilisearch did not ${what} within ${this.#taskTimeoutMs} ms (task ${error.cause.taskUid})`,
+        { cause: error },
+      );
+    }
+    if (error instanceof MeilisearchRequestError) {
+      const reason =
+        error.cause instanceof MeilisearchRequestTimeOutError
+          ? `no answer within ${error.cause.cause.timeout} ms`
+          : networkReason(error.cause);
+      return new CatalogueUnavailableError(
+        `could not ${what}: Meilisearch at ${host} is unreachable (${reason})`,
+        {
+          cause: error,
+        },
+      );
+    }
+    if (error instanceof MeilisearchApiError) {
+      const code = error.cause?.code ?? `HTTP ${error.response.status}`;
+      return new Error(`Meilisearch refused to ${what}: ${error.message} (${code})`, { cause: error });
+    }
+    return error instanceof Error ? error : new Error(String(error));
+  }
+
+  #assertOpen(): void {
+    if (this.#finished) throw new Error('this Meilisearch build is already committed or aborted');
+  }
+}

@@ -1,0 +1,375 @@
+/**
+ * Pure translation between the catalogue port and Meilisearch: the index settings, the document
+ * stored for each quote, the filter and sort expressions, and the search request of each port
+ * call. No I/O here, so every request the adapter sends is asserted exactly in unit tests.
+ *
+ * How the contract's text rules survive the engine (api-contract.md section 4):
+ *
+ * - The engine normalises facet strings itself (trim, NFKD, lower-case) and compares filters and
+ *   sorts on that form. Every stored key is already the contract's folded form ({@link fold}),
+ *   which is a fixed point of that normalisation, so the engine's own step changes nothing. One
+ *   exception, for sorting only: U+0085 at either end, which `fold` keeps (JavaScript's `\s`
+ *   excludes it) and the engine trims.
+ * - Equality filters never carry raw user text: they compare {@link facetKey} encodings, which
+ *   hold no `"` or `\` (the filter parser unescapes only `\"`, so a value ending with a backslash
+ *   cannot be written at all) and stay under the engine's 468-byte facet limit (longer values
+ *   are truncated by the engine and would match each other).
+ * - `_like` filters compare against the precomputed prefixes of every word ({@link prefixKeys})
+ *   with `=`. `STARTS WITH` on word lists would need fewer stored values, but it was an
+ *   experimental operator gated behind `containsFilter` until mid-2025 (meilisearch#5801) and
+ *   the v1.53 OpenAPI does not document it; `=` on an array field is core filtering in every
+ *   1.x engine, and exact.
+ * - Text sorts use separate `*_sort` attributes holding the folded form: the engine compares
+ *   their bytes, and UTF-8 byte order is code point order. Known limit: the engine truncates
+ *   facet strings at 468 bytes, so two values that agree on their first 468 bytes (labels are at
+ *   most 200 code points, so only long non-Latin titles can) tie and fall back to id order.
+ * - Only the `sort` ranking rule matters (the service never sends `q`); it comes first so a
+ *   requested order always wins, and `id:asc` ends every sort.
+ * - Exact totals come from `page`/`hitsPerPage` searches (`totalHits`), capped by
+ *   `pagination.maxTotalHits`, which the settings raise above any catalogue the builder accepts.
+ *   `POST /documents/fetch` would give an uncapped `total` too, but it needs `documents.get`,
+ *   which the service's search-only key does not have; so every read, `get` included, is a search.
+ */
+import { createHash } from 'node:crypto';
+import type { SearchParams, Settings } from 'meilisearch';
+import {
+  type Filters,
+  fold,
+  type ListQuery,
+  normaliseSort,
+  QUOTE_FIELDS,
+  type Quote,
+  type QuoteField,
+  type QuoteProjection,
+  type SortField,
+  type SortKey,
+  wordSet,
+} from './port.ts';
+
+/**
+ * Upper bound of `pagination.maxTotalHits`, and so of the catalogue size: exact totals
+ * (`totalHits`) and pages are capped by it. The builder refuses larger catalogues.
+ */
+export const MAX_TOTAL_HITS = 100_000_000;
+
+/**
+ * Longest stored facet key, in UTF-8 bytes: below the engine's 468-byte facet limit, with room
+ * for the engine's own normalisation. Longer keys are replaced by a digest.
+ */
+export const MAX_KEY_BYTES = 400;
+
+/** A quote as the Meilisearch index stores it: the Quote plus keys computed at index time. */
+export interface MeiliQuoteDocument extends Quote {
+  /** The build that wrote this document: the catalogue version {@link CatalogueInfo} reports. */
+  catalogue_version: string;
+  author_key: string;
+  author_sort: string;
+  author_prefixes: string[];
+  work_key: string;
+  work_sort: string;
+  work_prefixes: string[];
+  category_key: string;
+  category_sort: string;
+  genre_keys: string[];
+  /** Folded first genre: `genre` sorts by the first genre of the list. */
+  genre_sort: string;
+}
+
+/** Attributes searches may return: the Quote fields and the version marker, never the keys. */
+const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
+
+/**
+ * The index settings, applied to every new index before its documents.
+ *
+ * - `searchCutoffMs` far above any client timeout: a search either completes exactly or the
+ *   service answers 503; it never returns the partial results a cut-off search would.
+ * - Typo tolerance, prefix search and facet search are off: the service matches only through
+ *   filters, so they would cost indexing time and could only blur exact semantics.
+ * - `searchableAttributes` is kept small for the same reason (full-text search is not part of
+ *   the contract); author and work keep the dashboard's search box useful.
+ */
+export const MEILI_SETTINGS = {
+  displayedAttributes: DISPLAYED_ATTRIBUTES,
+  searchableAttributes: ['author', 'work'],
+  filterableAttributes: [
+    'id',
+    'author_id',
+    'work_id',
+    'author_key',
+    'work_key',
+    'category_key',
+    'genre_keys',
+    'author_prefixes',
+    'work_prefixes',
+  ],
+  sortableAttributes: [
+    'id',
+    'author_id',
+    'work_id',
+    'quote_length',
+    'publish_date',
+    'author_sort',
+    'work_sort',
+    'category_sort',
+    'genre_sort',
+  ],
+  rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
+  typoTolerance: { enabled: false },
+  pagination: { maxTotalHits: MAX_TOTAL_HITS },
+  searchCutoffMs: 30_000,
+  facetSearch: false,
+  prefixSearch: 'disabled',
+  proximityPrecision: 'byAttribute',
+} as const satisfies Settings;
+
+/** The sortable attribute behind each sort key of the contract. */
+const SORT_ATTRIBUTES: Record<SortField, string> = {
+  id: 'id',
+  author: 'author_sort',
+  author_id: 'author_id',
+  work: 'work_sort',
+  work_id: 'work_id',
+  category: 'category_sort',
+  genre: 'genre_sort',
+  publish_date: 'publish_date',
+  quote_length: 'quote_length',
+};
+
+/** Characters a facet key keeps as they are: letters, digits, space and plain ASCII punctuation. */
+const KEY_KEEP = /[\p{L}\p{N} !#$%&'()*+,\-./:;<=>?@[\]^`{|}]/u;
+/** Marks a digest key; never kept as is (see {@link KEY_KEEP}), so no plain key starts with it. */
+const DIGEST_MARK = '~';
+
+/**
+ * The filter-safe, injective encoding of an already folded string. Letters, digits, space and
+ * ASCII punctuation other than `"`, `\`, `_` and `~` stay as they are (so keys stay readable in
+ * the engine's dashboard); any other code point becomes `_<hex>_`. A result longer than
+ * {@link MAX_KEY_BYTES} is replaced by `~` and the SHA-256 of the folded string.
+ */
+export function facetKey(folded: string): string {
+  let out = '';
+  for (const ch of folded) {
+    out += KEY_KEEP.test(ch) ? ch : `_${(ch.codePointAt(0) as number).toString(16)}_`;
+  }
+  if (Buffer.byteLength(out) <= MAX_KEY_BYTES) return out;
+  return DIGEST_MARK + createHash('sha256').update(folded).digest('hex');
+}
+
+/** Keys of every code-point prefix of every word of `text`: what `_like` words are matched against. */
+export function prefixKeys(text: string): string[] {
+  const keys = new Set<string>();
+  for (const word of wordSet(text)) {
+    let prefix = '';
+    for (const ch of word) {
+      prefix += ch;
+      keys.add(facetKey(prefix));
+    }
+  }
+  return [...keys];
+}
+
+interface TextKeys {
+  key: string;
+  sort: string;
+  prefixes: string[];
+}
+
+/** Distinct author names and titles memoised per encoder before starting afresh. */
+const MAX_MEMO_ENTRIES = 100_000;
+
+/**
+ * Returns a function that turns quotes into {@link MeiliQuoteDocument}s for one build. Keys of
+ * authors, works, categories and genres are memoised: a catalogue repeats them on every quote.
+ */
+export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQuoteDocument {
+  const memo = new Map<string, TextKeys>();
+  const keysOf = (text: string, withPrefixes: boolean): TextKeys => {
+    let keys = memo.get(text);
+    if (keys === undefined || (withPrefixes && keys.prefixes.length === 0)) {
+      const folded = fold(text);
+      keys = { key: facetKey(folded), sort: folded, prefixes: withPrefixes ? prefixKeys(text) : [] };
+      if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
+      memo.set(text, keys);
+    }
+    return keys;
+  };
+  return (quote) => {
+    const author = keysOf(quote.author, true);
+    const work = keysOf(quote.work, true);
+    const category = keysOf(quote.category, false);
+    const genres = quote.genre.map((g) => keysOf(g, false));
+    return {
+      id: quote.id,
+      author: quote.author,
+      author_id: quote.author_id,
+      work: quote.work,
+      work_id: quote.work_id,
+      category: quote.category,
+      genre: quote.genre,
+      publish_date: quote.publish_date,
+      quote_length: quote.quote_length,
+      source: quote.source,
+      quote: quote.quote,
+      catalogue_version: version,
+      author_key: author.key,
+      author_sort: author.sort,
+      author_prefixes: author.prefixes,
+      work_key: work.key,
+      work_sort: work.sort,
+      work_prefixes: work.prefixes,
+      category_key: category.key,
+      category_sort: category.sort,
+      genre_keys: [...new Set(genres.map((g) => g.key))],
+      genre_sort: genres[0]?.sort ?? '',
+    };
+  };
+}
+
+/**
+ * A double-quoted filter value. Only keys and integers reach filters, so a value holding `"` or
+ * `\` (which the engine's parser cannot always express) is a bug here, not user input.
+ */
+export function quoteFilterValue(value: string): string {
+  if (/["\\]/.test(value)) throw new Error(`filter value ${JSON.stringify(value)} is not a facet key`);
+  return `"${value}"`;
+}
+
+function equals(attribute: string, keys: readonly string[]): string {
+  const unique = [...new Set(keys)];
+  if (unique.length === 1) return `${attribute} = ${quoteFilterValue(unique[0] as string)}`;
+  return `${attribute} IN [${unique.map(quoteFilterValue).join(', ')}]`;
+}
+
+function idsIn(attribute: string, ids: readonly number[]): string {
+  if (ids.length === 1) return `${attribute} = ${ids[0]}`;
+  return `${attribute} IN [${ids.join(', ')}]`;
+}
+
+/** One `_like` filter: every word of an alternative is a word prefix; any alternative may match. */
+function prefixes(attribute: string, alternatives: readonly (readonly string[])[]): string {
+  const clauses = alternatives.map((words) =>
+    words.map((w) => `${attribute} = ${quoteFilterValue(facetKey(w))}`).join(' AND '),
+  );
+  if (clauses.length === 1) return clauses[0] as string;
+  return clauses.map((c, i) => ((alternatives[i]?.length ?? 0) > 1 ? `(${c})` : c)).join(' OR ');
+}
+
+/**
+ * The filter of a port {@link Filters} in the engine's array form: one expression per filter
+ * parameter, ANDed by the engine; values of one parameter are ORed inside its expression.
+ * Empty when nothing constrains the result.
+ */
+export function buildFilter(filters: Filters): string[] {
+  const parts: string[] = [];
+  const some = <T>(values: readonly T[] | undefined): values is readonly T[] =>
+    values !== undefined && values.length > 0;
+  if (some(filters.author)) parts.push(equals('author_key', filters.author.map(facetKey)));
+  if (some(filters.author_id)) parts.push(idsIn('author_id', filters.author_id));
+  if (some(filters.author_like)) parts.push(prefixes('author_prefixes', filters.author_like));
+  if (some(filters.work)) parts.push(equals('work_key', filters.work.map(facetKey)));
+  if (some(filters.work_id)) parts.push(idsIn('work_id', filters.work_id));
+  if (some(filters.work_like)) parts.push(prefixes('work_prefixes', filters.work_like));
+  if (some(filters.category)) parts.push(equals('category_key', filters.category.map(facetKey)));
+  if (some(filters.genre)) parts.push(equals('genre_keys', filters.genre.map(facetKey)));
+  return parts;
+}
+
+/** The engine's sort of port sort keys, always ending with id (ascending unless id was given). */
+export function buildSort(sort: readonly SortKey[]): string[] {
+  const keys = normaliseSort(sort);
+  const out = keys.map((k) => `${SORT_ATTRIBUTES[k.field]}:${k.direction}`);
+  if (keys.at(-1)?.field !== 'id') out.push('id:asc');
+  return out;
+}
+
+/** The attributes a search retrieves: the requested fields, or every Quote field. */
+export function retrievedFields(fields: readonly QuoteField[] | null): QuoteField[] {
+  return [...(fields ?? QUOTE_FIELDS)];
+}
+
+/** A search with `page`/`hitsPerPage`: the engine then answers an exact `totalHits`. */
+export type PagedSearch = SearchParams & { page: number; hitsPerPage: number };
+/** A search with `offset`/`limit`: no exact total, only the hits. */
+export type OffsetSearch = SearchParams & { offset: number; limit: number };
+
+function withFilter<T extends SearchParams>(filter: readonly string[], request: T): T {
+  return filter.length === 0 ? request : { filter: [...filter], ...request };
+}
+
+/**
+ * True when the page starts past any catalogue the engine can hold: the adapter then answers
+ * from a count alone, since the engine refuses offsets beyond `maxTotalHits`.
+ */
+export function isPastEveryCatalogue(query: Pick<ListQuery, 'page' | 'limit'>): boolean {
+  return (query.page - 1) * query.limit >= MAX_TOTAL_HITS;
+}
+
+/** `list`: one page in the requested order, with the exact total of matches. */
+export function listRequest(query: ListQuery): PagedSearch {
+  return withFilter(buildFilter(query.filters), {
+    sort: buildSort(query.sort),
+    page: query.page,
+    hitsPerPage: query.limit,
+    attributesToRetrieve: retrievedFields(query.fields),
+  });
+}
+
+/** The exact number of quotes matching a filter, without documents (`hitsPerPage: 0`). */
+export function countRequest(filter: readonly string[]): PagedSearch {
+  return withFilter(filter, { page: 1, hitsPerPage: 0 });
+}
+
+/**
+ * `random`, second step: the match at `offset` (drawn uniformly in the exact total). No sort:
+ * any fixed order of the matches makes a uniform offset a uniform quote.
+ */
+export function pickRequest(
+  filter: readonly string[],
+  offset: number,
+  fields: readonly QuoteField[] | null,
+): OffsetSearch {
+  return withFilter(filter, { offset, limit: 1, attributesToRetrieve: retrievedFields(fields) });
+}
+
+/**
+ * `get`: the quote with this id. A search rather than `GET /documents/{id}`: the service holds
+ * a search-only key, which the documents routes refuse.
+ */
+export function getRequest(id: number, fields: readonly QuoteField[] | null): OffsetSearch {
+  return { filter: [`id = ${id}`], offset: 0, limit: 1, attributesToRetrieve: retrievedFields(fields) };
+}
+
+/**
+ * `info`: the catalogue size (exact) and, from any one document, the version its build wrote.
+ * One request, so both come from the same catalogue even during a swap.
+ */
+export function infoRequest(): PagedSearch {
+  return { page: 1, hitsPerPage: 1, attributesToRetrieve: ['catalogue_version'] };
+}
+
+/**
+ * A hit as the port returns it: exactly the requested fields, in {@link QUOTE_FIELDS} order,
+ * whatever else the engine sent. A missing field means the index was not built by this indexer.
+ */
+export function projectHit(hit: object, fields: readonly QuoteField[] | null): QuoteProjection {
+  const source = hit as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const field of fields ?? QUOTE_FIELDS) {
+    const value = source[field];
+    if (value === undefined || value === null) {
+      throw new Error(`document ${String(source.id)} of the Meilisearch index has no '${field}'`);
+    }
+    out[field] = value;
+  }
+  return out as QuoteProjection;
+}
+
+/** Index uid of a build: the live name plus a stamp, within the engine's uid alphabet. */
+export function buildIndexUid(live: string, stamp: string): string {
+  return `${live}_build_${stamp}`;
+}
+
+/** Prefix shared by the build indexes of a live index (left over when a build was killed). */
+export function buildIndexPrefix(live: string): string {
+  return `${live}_build_`;
+}

@@ -1,0 +1,351 @@
+/**
+ * The HTTP edge of every quote route: the raw query string becomes the port's typed, validated,
+ * normalised query (api-contract.md sections 4 to 6). Nothing past this module sees a raw string,
+ * and every rule that can fail here answers 400 with `details` naming the parameter and what it
+ * accepts.
+ *
+ * The query string is parsed by hand rather than by Fastify's parser because the contract needs
+ * what a generic parser loses: the arrival order of `sort`/`order` values, repeats of
+ * single-valued parameters, and a 400 (not a silent fallback) for broken percent-encoding.
+ */
+import {
+  DEFAULT_LIMIT,
+  type Direction,
+  FILTER_NAMES,
+  type FilterName,
+  type Filters,
+  type ListQuery,
+  MAX_LIMIT,
+  MAX_VALUE_LENGTH,
+  normaliseFields,
+  normaliseFilters,
+  normaliseSort,
+  parsePositiveInt,
+  QUOTE_FIELDS,
+  QueryError,
+  type QuoteField,
+  type RawFilters,
+  SORT_FIELDS,
+  type SortField,
+  type SortKey,
+} from './catalogue/port.ts';
+import { badRequest } from './errors.ts';
+
+/** Longest accepted query string (after `?`, before decoding). Legitimate queries are far shorter. */
+export const MAX_QUERY_LENGTH = 8192;
+/**
+ * Highest accepted page number. It keeps `(page - 1) * limit` an exact integer for every
+ * backend; a page within it but past the last page is a 404 naming the last page.
+ */
+export const MAX_PAGE = 1_000_000_000;
+/** At most this many `sort` keys (and `order` values): there are only nine distinct keys. */
+export const MAX_SORT_KEYS = 20;
+/** Default page size of `/api/v1/quotes`. */
+export const V1_DEFAULT_LIMIT = 10;
+/** Keys `orderby` accepts on `/api/v1/quotes`. */
+export const V1_ORDER_FIELDS = ['author', 'work', 'genre', 'publish_date', 'quote_length'] as const;
+/** Fields every `/api/v1/quotes` item holds, in response order. */
+export const V1_FIELDS: readonly QuoteField[] = normaliseFields([
+  'id',
+  'author',
+  'work',
+  'genre',
+  'publish_date',
+  'quote_length',
+  'source',
+  'quote',
+]) as readonly QuoteField[];
+
+/** Decoded query parameters: name → values in arrival order. Names keep their first-arrival order. */
+export type RawQuery = Map<string, string[]>;
+
+/** What a request for one quote or a random quote asks for. */
+export interface RandomQuery {
+  filters: Filters;
+  fields: readonly QuoteField[] | null;
+}
+
+const LIST_PARAMS = [...FILTER_NAMES, 'sort', 'order', 'page', 'limit', 'fields'] as const;
+const RANDOM_PARAMS = [...FILTER_NAMES, 'fields'] as const;
+const ID_PARAMS = ['fields'] as const;
+const V1_PARAMS = ['genre', 'page', 'limit', 'orderby', 'sort'] as const;
+/** Names some route accepts: elsewhere they are "not accepted here" rather than unknown. */
+const KNOWN_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...V1_PARAMS]);
+
+const list = (values: readonly string[]) => values.join(', ');
+
+/** What each parameter accepts, as the second half of every 400 about it. */
+const EXPECTED: Record<string, string> = {
+  author_id: 'an integer ≥ 1',
+  work_id: 'an integer ≥ 1',
+  sort: `one or more of ${list(SORT_FIELDS)}, comma-separated or repeated`,
+  order: 'asc or desc, once for every sort key or once per sort key',
+  page: `an integer from 1 to ${MAX_PAGE}`,
+  limit: `an integer from 1 to ${MAX_LIMIT}`,
+  fields: `one or more of ${list(QUOTE_FIELDS)}, comma-separated`,
+  orderby: `one of ${list(V1_ORDER_FIELDS)}`,
+};
+const expected = (name: string) => EXPECTED[name] ?? `a text of 1 to ${MAX_VALUE_LENGTH} characters`;
+
+/**
+ * Splits and decodes the query string of a request URL (`request.raw.url`). `+` and `%20` decode
+ * to a space; empty `&&` segments are skipped. Throws a 400 for a query string longer than
+ * {@link MAX_QUERY_LENGTH}, a name or value whose percent-encoding is not valid UTF-8, and a
+ * parameter without a name.
+ */
+export function readQuery(url: string): RawQuery {
+  const params: RawQuery = new Map();
+  const start = url.indexOf('?');
+  if (start === -1) return params;
+  const raw = url.slice(start + 1);
+  if (raw.length > MAX_QUERY_LENGTH) {
+    throw badRequest(`the query string must be at most ${MAX_QUERY_LENGTH} characters, got ${raw.length}`);
+  }
+  for (const pair of raw.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const rawName = eq === -1 ? pair : pair.slice(0, eq);
+    const rawValue = eq === -1 ? '' : pair.slice(eq + 1);
+    const name = decode(rawName);
+    if (name === undefined) {
+      throw badRequest(
+        `the parameter name '${shorten(rawName)}' has invalid percent-encoding; encode each UTF-8 byte as %XX`,
+      );
+    }
+    if (name === '')
+      throw badRequest(`every query parameter needs a name before '=', got '${shorten(pair)}'`);
+    const value = decode(rawValue);
+    if (value === undefined) {
+      throw badRequest(
+        `${shorten(name)} has invalid percent-encoding in '${shorten(rawValue)}'; encode each UTF-8 byte as %XX and a literal % as %25`,
+      );
+    }
+    const values = params.get(name);
+    if (values === undefined) params.set(name, [value]);
+    else values.push(value);
+  }
+  return params;
+}
+
+/** `+` is a space; `%XX` sequences must form valid UTF-8. Undefined when they do not. */
+function decode(text: string): string | undefined {
+  const spaced = text.includes('+') ? text.replaceAll('+', ' ') : text;
+  if (!spaced.includes('%')) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Echoes client input in details without letting a huge value flood the response. */
+function shorten(text: string): string {
+  return text.length <= 40 ? text : `${text.slice(0, 40)}…`;
+}
+
+/**
+ * The structural rules shared by every route, applied in arrival order: only `allowed` names, no
+ * empty value, no NUL character, and single-valued parameters at most once.
+ */
+function checkParams(
+  params: RawQuery,
+  path: string,
+  allowed: readonly string[],
+  repeatable: ReadonlySet<string>,
+) {
+  for (const [name, values] of params) {
+    if (!allowed.includes(name)) {
+      const what = KNOWN_PARAMS.has(name)
+        ? `${name} is not accepted on ${path}`
+        : `unknown parameter '${shorten(name)}'`;
+      throw badRequest(`${what}; ${path} accepts ${list(allowed)}`);
+    }
+    for (const value of values) {
+      if (value === '') throw badRequest(`${name} must not be empty; expected ${expected(name)}`);
+      if (value.includes('\0')) throw badRequest(`${name} must not contain NUL characters`);
+    }
+    if (values.length > 1 && !repeatable.has(name)) {
+      throw badRequest(
+        `${name} must be given at most once, got ${values.length} values; expected ${expected(name)}`,
+      );
+    }
+  }
+}
+
+const FILTERS_REPEATABLE: ReadonlySet<string> = new Set(FILTER_NAMES);
+const LIST_REPEATABLE: ReadonlySet<string> = new Set([...FILTER_NAMES, 'sort', 'order']);
+const NONE_REPEATABLE: ReadonlySet<string> = new Set();
+const V1_REPEATABLE: ReadonlySet<string> = new Set(['genre']);
+
+/** Filters through the port's own rules (folding, ids, word prefixes, counts, lengths). */
+function readFilters(params: RawQuery, names: readonly FilterName[] = FILTER_NAMES): Filters {
+  const raw: RawFilters = {};
+  for (const name of names) {
+    const values = params.get(name);
+    if (values !== undefined) raw[name] = values;
+  }
+  try {
+    return normaliseFilters(raw);
+  } catch (error) {
+    if (error instanceof QueryError) throw badRequest(error.message);
+    throw error;
+  }
+}
+
+/** Comma-separated and repeated values as one list of tokens, in order; an empty token is a 400. */
+function tokens(params: RawQuery, name: string, max: number): string[] {
+  const values = params.get(name);
+  if (values === undefined) return [];
+  const out: string[] = [];
+  for (const value of values) {
+    for (const token of value.split(',')) {
+      if (token === '') {
+        throw badRequest(`${name} has an empty item in '${shorten(value)}'; expected ${expected(name)}`);
+      }
+      out.push(token);
+    }
+  }
+  if (out.length > max) throw badRequest(`${name} accepts at most ${max} items, got ${out.length}`);
+  return out;
+}
+
+function direction(name: string, value: string): Direction {
+  const lower = value.toLowerCase();
+  if (lower === 'asc' || lower === 'desc') return lower;
+  throw badRequest(`${name} must be asc or desc, got '${shorten(value)}'`);
+}
+
+function readSort(params: RawQuery): SortKey[] {
+  const fields = tokens(params, 'sort', MAX_SORT_KEYS).map((token) => {
+    if (!(SORT_FIELDS as readonly string[]).includes(token)) {
+      throw badRequest(`sort does not accept '${shorten(token)}'; allowed: ${list(SORT_FIELDS)}`);
+    }
+    return token as SortField;
+  });
+  const keys: SortField[] = fields.length === 0 ? ['id'] : fields;
+  const orders = tokens(params, 'order', MAX_SORT_KEYS).map((token) => direction('order', token));
+  if (orders.length > 1 && orders.length !== keys.length) {
+    const what =
+      fields.length === 0 ? '1 key (id, the default)' : `${keys.length} key${keys.length === 1 ? '' : 's'}`;
+    throw badRequest(
+      `order has ${orders.length} values but sort has ${what}; give one order for all keys or exactly one per sort key`,
+    );
+  }
+  const sort = normaliseSort(keys.map((field, i) => ({ field, direction: orders[i] ?? orders[0] ?? 'asc' })));
+  return withoutImpliedTieBreak(sort);
+}
+
+/** `id asc` ends every order anyway: dropping it gives equivalent requests one canonical form. */
+function withoutImpliedTieBreak(sort: SortKey[]): SortKey[] {
+  const last = sort.at(-1);
+  return last?.field === 'id' && last.direction === 'asc' ? sort.slice(0, -1) : sort;
+}
+
+function readInt(params: RawQuery, name: string, max: number, fallback: number): number {
+  const value = params.get(name)?.[0];
+  if (value === undefined) return fallback;
+  let n: number | undefined;
+  try {
+    n = parsePositiveInt(name, value);
+  } catch {
+    n = undefined;
+  }
+  if (n === undefined || n > max) {
+    throw badRequest(`${name} must be an integer from 1 to ${max}, got '${shorten(value)}'`);
+  }
+  return n;
+}
+
+function readFields(params: RawQuery): readonly QuoteField[] | null {
+  if (!params.has('fields')) return null;
+  const fields = tokens(params, 'fields', Number.POSITIVE_INFINITY).map((token) => {
+    if (!(QUOTE_FIELDS as readonly string[]).includes(token)) {
+      throw badRequest(`fields does not accept '${shorten(token)}'; allowed: ${list(QUOTE_FIELDS)}`);
+    }
+    return token as QuoteField;
+  });
+  return normaliseFields(fields);
+}
+
+/** `GET /quotes`: filters, sort, order, page, limit, fields (contract section 4). */
+export function parseListQuery(params: RawQuery): ListQuery {
+  checkParams(params, '/quotes', LIST_PARAMS, LIST_REPEATABLE);
+  return {
+    filters: readFilters(params),
+    sort: readSort(params),
+    page: readInt(params, 'page', MAX_PAGE, 1),
+    limit: readInt(params, 'limit', MAX_LIMIT, DEFAULT_LIMIT),
+    fields: readFields(params),
+  };
+}
+
+/** `GET /quotes/random`: the filters and `fields`, nothing else (contract section 5). */
+export function parseRandomQuery(params: RawQuery): RandomQuery {
+  checkParams(params, '/quotes/random', RANDOM_PARAMS, FILTERS_REPEATABLE);
+  return { filters: readFilters(params), fields: readFields(params) };
+}
+
+/** `GET /quotes/{id}`: the id (an integer ≥ 1) and `fields` only (contract section 5). */
+export function parseIdQuery(
+  id: string,
+  params: RawQuery,
+): { id: number; fields: readonly QuoteField[] | null } {
+  let n: number;
+  try {
+    n = parsePositiveInt('id', id);
+  } catch {
+    throw badRequest(`id must be an integer ≥ 1, got '${shorten(id)}'`);
+  }
+  checkParams(params, '/quotes/{id}', ID_PARAMS, NONE_REPEATABLE);
+  return { id: n, fields: readFields(params) };
+}
+
+/** `GET /api/v1/quotes`: genre (required), page, limit, orderby, sort as direction (section 6). */
+export function parseV1Query(params: RawQuery): ListQuery {
+  checkParams(params, '/api/v1/quotes', V1_PARAMS, V1_REPEATABLE);
+  if (!params.has('genre')) {
+    throw badRequest(`genre is required on /api/v1/quotes; give one or more genres, e.g. genre=fiction`);
+  }
+  const orderby = params.get('orderby')?.[0] ?? 'author';
+  if (!(V1_ORDER_FIELDS as readonly string[]).includes(orderby)) {
+    throw badRequest(`orderby must be one of ${list(V1_ORDER_FIELDS)}, got '${shorten(orderby)}'`);
+  }
+  const sortValue = params.get('sort')?.[0];
+  return {
+    filters: readFilters(params, ['genre']),
+    sort: [
+      {
+        field: orderby as SortField,
+        direction: sortValue === undefined ? 'asc' : direction('sort', sortValue),
+      },
+    ],
+    page: readInt(params, 'page', MAX_PAGE, 1),
+    limit: readInt(params, 'limit', MAX_LIMIT, V1_DEFAULT_LIMIT),
+    fields: V1_FIELDS,
+  };
+}
+
+/**
+ * A canonical text of what a list request asks for: equal for requests that must give the same
+ * result (values re-ordered inside an OR, repeated values, case or accents folded away, redundant
+ * sort keys), different otherwise. ETags hash it with the catalogue version.
+ */
+export function listKey(route: string, query: ListQuery): string {
+  const filters: unknown[] = [];
+  for (const name of FILTER_NAMES) {
+    const values = query.filters[name];
+    if (values === undefined || values.length === 0) continue;
+    const canonical =
+      name === 'author_like' || name === 'work_like'
+        ? unique((values as string[][]).map((alt) => unique(alt).join(' ')))
+        : unique((values as (string | number)[]).map(String));
+    filters.push(name, canonical);
+  }
+  const sort = query.sort.map((key) => `${key.field}:${key.direction}`);
+  return JSON.stringify([route, filters, sort, query.page, query.limit, query.fields]);
+}
+
+/** Sorted distinct values: the order of OR alternatives never changes a result. */
+function unique(values: string[]): string[] {
+  return [...new Set(values)].sort();
+}

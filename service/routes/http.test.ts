@@ -1,0 +1,422 @@
+/**
+ * What every path shares: HEAD, 405, 404, Fastify's own errors in the contract's shape, ETag and
+ * 304 (section 9), /health and /ready, 5xx without internals, the OpenAPI document.
+ */
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CatalogueIndex, CatalogueUnavailableError } from '../catalogue/port.ts';
+import { openSqliteCatalogue } from '../catalogue/sqlite.ts';
+import { INTERNAL_DETAILS } from '../errors.ts';
+import {
+  BYPASS,
+  buildFixtureCatalogue,
+  errorOf,
+  type FixtureCatalogue,
+  fixtureApp,
+  get,
+} from '../test-app.ts';
+
+let catalogue: FixtureCatalogue;
+let app: FastifyInstance;
+
+beforeAll(async () => {
+  catalogue = await buildFixtureCatalogue();
+  app = await fixtureApp(catalogue.path);
+});
+afterAll(async () => {
+  await app?.close();
+  catalogue?.remove();
+});
+
+const CONTRACT_PATHS = ['/quotes', '/quotes/random', '/quotes/7', '/api/v1/quotes', '/health', '/ready'];
+
+describe('methods and paths', () => {
+  it('answers HEAD wherever GET answers, with the same headers and no body', async () => {
+    for (const url of [
+      '/quotes',
+      '/quotes/7',
+      '/quotes/random?author_id=7',
+      '/api/v1/quotes?genre=lyric',
+      '/health',
+      '/ready',
+    ]) {
+      const getResponse = await get(app, url);
+      const head = await app.inject({ method: 'HEAD', url, headers: BYPASS });
+      expect(head.statusCode, url).toBe(200);
+      expect(head.body, url).toBe('');
+      expect(head.headers['content-type'], url).toBe('application/json; charset=utf-8');
+      expect(head.headers.etag, url).toBe(getResponse.headers.etag);
+      if (!url.startsWith('/quotes/random')) {
+        expect(head.headers['content-length'], url).toBe(getResponse.headers['content-length']);
+      }
+    }
+    const missing = await app.inject({ method: 'HEAD', url: '/quotes/4', headers: BYPASS });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.body).toBe('');
+  });
+
+  it('answers 405 with Allow: GET, HEAD to any other method on a known path, before reading a body', async () => {
+    for (const url of CONTRACT_PATHS) {
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND'] as const) {
+        const response = await app.inject({
+          method,
+          url,
+          headers: { 'content-type': 'application/json' },
+          payload: method === 'POST' ? '{not json' : undefined,
+        });
+        expect(response.statusCode, `${method} ${url}`).toBe(405);
+        expect(response.headers.allow).toBe('GET, HEAD');
+        const path = url;
+        expect(errorOf(response)).toEqual({
+          code: 405,
+          error: 'method_not_allowed',
+          details: `${method} is not allowed on ${path}; use GET, HEAD`,
+        });
+      }
+    }
+    const big = await app.inject({ method: 'POST', url: '/quotes', payload: 'x'.repeat(100_000) });
+    expect(big.statusCode).toBe(405);
+  });
+
+  it('answers 404 not_found for unknown paths, for any method, without credentials', async () => {
+    for (const url of [
+      '/',
+      '/quote',
+      '/quotes/7/extra',
+      '/api/v2/quotes',
+      '/api/v1/quotes/7',
+      '/QUOTES',
+      '/quotes//',
+    ]) {
+      for (const method of ['GET', 'POST'] as const) {
+        const response = await app.inject({ method, url, payload: method === 'POST' ? '{bad' : undefined });
+        expect(response.statusCode, `${method} ${url}`).toBe(404);
+        expect(errorOf(response)).toEqual({
+          code: 404,
+          error: 'not_found',
+          details: `No resource at ${url}`,
+        });
+      }
+    }
+    const asset = await app.inject({ method: 'GET', url: '/docs/static/missing.js' });
+    expect(errorOf(asset)).toEqual({
+      code: 404,
+      error: 'not_found',
+      details: 'No resource at /docs/static/missing.js',
+    });
+    const long = await app.inject({ method: 'GET', url: `/${'z'.repeat(500)}` });
+    expect(errorOf(long).details).toBe(`No resource at /${'z'.repeat(99)}…`);
+  });
+
+  it('ignores a body sent with GET', async () => {
+    const response = await app.inject({
+      method: 'GET',
+      url: '/quotes?limit=1',
+      headers: { ...BYPASS, 'content-type': 'application/json' },
+      payload: '{"limit": 50, broken',
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().items).toHaveLength(1);
+    const weird = await app.inject({
+      method: 'GET',
+      url: '/quotes/7?fields=id',
+      headers: { ...BYPASS, 'content-type': 'text/nonsense' },
+      payload: 'x'.repeat(5000),
+    });
+    expect(weird.body).toBe('{"id":7}');
+  });
+
+  it('answers malformed URLs and over-long path segments with a 400 Error object', async () => {
+    const badPath = await app.inject({ method: 'GET', url: '/quotes/%E0%A4%A', headers: BYPASS });
+    expect(badPath.statusCode).toBe(400);
+    expect(errorOf(badPath).details).toBe('the URL is not valid: its path has malformed percent-encoding');
+    const longId = await app.inject({ method: 'GET', url: `/quotes/${'9'.repeat(150)}`, headers: BYPASS });
+    expect(longId.statusCode).toBe(400);
+    expect(errorOf(longId).details).toBe('a path segment is too long');
+    const badQuery = await get(app, '/quotes?author=%');
+    expect(errorOf(badQuery).details).toMatch(/^author has invalid percent-encoding/);
+  });
+});
+
+describe('malformed HTTP', () => {
+  /** Writes raw bytes to a listening app and reads until the server closes the socket. */
+  function raw(port: number, request: string): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.end(request));
+      let data = '';
+      socket.on('data', (chunk) => {
+        data += chunk.toString('utf8');
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(data));
+    });
+  }
+
+  it('answers requests Node cannot parse with a 400 Error object, not a framework body', async () => {
+    const server = await fixtureApp(catalogue.path);
+    try {
+      await server.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = server.server.address() as AddressInfo;
+      const cases: [string, string][] = [
+        ['GET /quotes HTTP/1.1\r\nHost: x\r\nBroken header line\r\n\r\n', 'the request is not valid HTTP'],
+        [
+          `GET /quotes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+          'the request headers are too large',
+        ],
+      ];
+      for (const [request, details] of cases) {
+        const response = await raw(port, request);
+        const [head = '', body = ''] = response.split('\r\n\r\n');
+        expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+        expect(head).toContain('Content-Type: application/json; charset=utf-8');
+        expect(JSON.parse(body)).toEqual({ code: 400, error: 'bad_request', details });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('ETag and Cache-Control', () => {
+  it('list, id and v1 answers carry an ETag and private, max-age=60; a matching If-None-Match gets 304', async () => {
+    for (const url of ['/quotes?author=jane+austen', '/quotes/7?fields=id', '/api/v1/quotes?genre=romance']) {
+      const first = await get(app, url);
+      expect(first.headers['cache-control']).toBe('private, max-age=60');
+      const etag = String(first.headers.etag);
+      expect(etag).toMatch(/^W\/"[\w-]+"$/);
+      const again = await get(app, url, { 'if-none-match': etag });
+      expect(again.statusCode, url).toBe(304);
+      expect(again.body).toBe('');
+      expect(again.headers.etag).toBe(etag);
+      expect(again.headers['cache-control']).toBe('private, max-age=60');
+      const head = await app.inject({ method: 'HEAD', url, headers: { ...BYPASS, 'if-none-match': etag } });
+      expect(head.statusCode).toBe(304);
+    }
+  });
+
+  it('shares one ETag between spellings of the same request, and not between different requests', async () => {
+    const tag = async (query: string) => (await get(app, `/quotes?${query}`)).headers.etag;
+    const base = await tag('author=Jane+Austen&fields=quote,id');
+    expect(
+      await tag(
+        'author=JANE%20AUSTEN&author=jane+austen&fields=id,quote,id&sort=id&order=asc&page=1&limit=5',
+      ),
+    ).toBe(base);
+    expect(await tag('author=Jane+Austen&fields=id')).not.toBe(base);
+    expect(await tag('author=Jane+Austen&fields=quote,id&limit=6')).not.toBe(base);
+    expect(await tag('author=Jane+Austen&fields=quote,id&order=desc')).not.toBe(base);
+    const id = (await get(app, '/quotes/7')).headers.etag;
+    expect((await get(app, '/quotes/5')).headers.etag).not.toBe(id);
+  });
+
+  it('matches lists, strong forms and *; a non-matching tag gets the full answer', async () => {
+    const url = '/quotes?genre=lyric';
+    const etag = String((await get(app, url)).headers.etag);
+    expect((await get(app, url, { 'if-none-match': `"nope", ${etag}` })).statusCode).toBe(304);
+    expect((await get(app, url, { 'if-none-match': etag.slice(2) })).statusCode).toBe(304);
+    expect((await get(app, url, { 'if-none-match': '*' })).statusCode).toBe(304);
+    const other = await get(app, url, { 'if-none-match': 'W/"something-else"' });
+    expect(other.statusCode).toBe(200);
+    expect(other.json().items.length).toBeGreaterThan(0);
+  });
+
+  it('never turns an error into a 304, and errors are no-store without ETag', async () => {
+    for (const url of ['/quotes?author=nobody', '/quotes/4', '/quotes?limit=0']) {
+      const response = await get(app, url, { 'if-none-match': '*' });
+      expect(response.statusCode).toBeGreaterThanOrEqual(400);
+      expect(response.headers.etag).toBeUndefined();
+      expect(response.headers['cache-control']).toBe('no-store');
+    }
+  });
+
+  it('random answers are no-store, without ETag, even with If-None-Match', async () => {
+    const response = await get(app, '/quotes/random', { 'if-none-match': '*' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.headers.etag).toBeUndefined();
+  });
+});
+
+describe('live catalogue', () => {
+  it('serves a replaced catalogue within 5 s, with new ETags, and /ready is 503 until one exists', async () => {
+    const dir = await buildFixtureCatalogue();
+    const path = dir.path.replace(/quotes\.db$/, 'later.db');
+    const live = await fixtureApp(path);
+    try {
+      const notReady = await live.inject({ method: 'GET', url: '/ready' });
+      expect(notReady.statusCode).toBe(503);
+      expect(errorOf(notReady).error).toBe('service_unavailable');
+      expect(errorOf(await get(live, '/quotes')).error).toBe('service_unavailable');
+      expect((await live.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
+
+      const { FIXTURE_QUOTES } = await import('../catalogue/fixtures.ts');
+      const { createSqliteBuilder } = await import('../catalogue/sqlite-builder.ts');
+      const write = async (count: number) => {
+        const builder = await createSqliteBuilder({ path });
+        await builder.add(FIXTURE_QUOTES.slice(0, count));
+        await builder.commit();
+      };
+      const totalWithin5s = async (expected: number) => {
+        const started = Date.now();
+        for (;;) {
+          const response = await get(live, '/quotes');
+          if (response.statusCode === 200 && response.json().pagination.total_quotes === expected)
+            return response;
+          if (Date.now() - started > 5_000) throw new Error(`not served within 5 s: ${response.body}`);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
+      await write(10);
+      const first = await totalWithin5s(10);
+      expect((await live.inject({ method: 'GET', url: '/ready' })).json()).toEqual({ status: 'ready' });
+      await write(20);
+      const second = await totalWithin5s(20);
+      expect(second.headers.etag).not.toBe(first.headers.etag);
+      // The old tag no longer matches: the client gets the new result.
+      const stale = await get(live, '/quotes', { 'if-none-match': String(first.headers.etag) });
+      expect(stale.statusCode).toBe(200);
+    } finally {
+      await live.close();
+      dir.remove();
+    }
+  });
+});
+
+describe('server errors', () => {
+  /** The real catalogue with one method replaced by a failure. */
+  function failing(real: CatalogueIndex, error: Error): CatalogueIndex {
+    return {
+      kind: real.kind,
+      info: () => real.info(),
+      list: async () => {
+        throw error;
+      },
+      get: (id, fields) => real.get(id, fields),
+      random: async () => {
+        throw error;
+      },
+      close: () => real.close(),
+    };
+  }
+
+  it('answers 500 with fixed details for a bug, and logs its stack', async () => {
+    const real = openSqliteCatalogue({ path: catalogue.path });
+    const lines: string[] = [];
+    const broken = await fixtureApp(
+      catalogue.path,
+      { LOG_LEVEL: 'error' },
+      {
+        catalogue: failing(real, new TypeError('cannot read /var/lib/secret-internals')),
+        logStream: { write: (line: string) => void lines.push(line) },
+      },
+    );
+    try {
+      for (const url of ['/quotes', '/quotes/random', '/api/v1/quotes?genre=x']) {
+        const response = await get(broken, url);
+        expect(response.statusCode).toBe(500);
+        expect(errorOf(response)).toEqual({
+          code: 500,
+          error: 'internal_server_error',
+          details: INTERNAL_DETAILS,
+        });
+        expect(response.body).not.toContain('secret');
+      }
+      expect(lines).toHaveLength(3);
+      const logged = JSON.parse(lines[0] ?? '{}');
+      expect(logged.err.message).toBe('cannot read /var/lib/secret-internals');
+      expect(logged.err.stack).toMatch(/TypeError: cannot read/);
+      // The quote by id still works: only the broken method fails.
+      expect((await get(broken, '/quotes/7?fields=id')).json()).toEqual({ id: 7 });
+    } finally {
+      await broken.close();
+      await real.close();
+    }
+  });
+
+  it('answers 503 service_unavailable when the backend is unreachable', async () => {
+    const real = openSqliteCatalogue({ path: catalogue.path });
+    const down = await fixtureApp(
+      catalogue.path,
+      {},
+      { catalogue: failing(real, new CatalogueUnavailableError('gone')) },
+    );
+    try {
+      const response = await get(down, '/quotes');
+      expect(response.statusCode).toBe(503);
+      expect(errorOf(response)).toEqual({
+        code: 503,
+        error: 'service_unavailable',
+        details: 'The quote catalogue is not available right now; try again in a few seconds',
+      });
+    } finally {
+      await down.close();
+      await real.close();
+    }
+  });
+});
+
+describe('/health, /ready and the docs', () => {
+  it('/health and /ready answer their contract bodies', async () => {
+    const health = await app.inject({ method: 'GET', url: '/health' });
+    expect(health.statusCode).toBe(200);
+    expect(health.body).toBe('{"status":"ok"}');
+    expect(health.headers['content-type']).toBe('application/json; charset=utf-8');
+    const ready = await app.inject({ method: 'GET', url: '/ready' });
+    expect(ready.body).toBe('{"status":"ready"}');
+  });
+
+  it('serves an OpenAPI 3.1 document describing every contract path, and a docs page', async () => {
+    const response = await app.inject({ method: 'GET', url: '/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    const doc = response.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/v1/quotes',
+      '/health',
+      '/quotes',
+      '/quotes/random',
+      '/quotes/{id}',
+      '/ready',
+    ]);
+    expect(doc.components.securitySchemes.basicAuth).toMatchObject({ type: 'http', scheme: 'basic' });
+    expect(doc.components.securitySchemes.bypassAuth).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Bypass-Auth',
+    });
+    const list = doc.paths['/quotes'].get;
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'author',
+      'author_id',
+      'author_like',
+      'work',
+      'work_id',
+      'work_like',
+      'category',
+      'genre',
+      'sort',
+      'order',
+      'page',
+      'limit',
+      'fields',
+    ]);
+    expect(Object.keys(list.responses)).toEqual([
+      '200',
+      '304',
+      '400',
+      '401',
+      '403',
+      '404',
+      '405',
+      '429',
+      '500',
+      '503',
+    ]);
+    expect(doc.components.schemas.Error.required).toEqual(['code', 'error', 'details']);
+    const docs = await app.inject({ method: 'GET', url: '/docs' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.headers['content-type']).toBe('text/html; charset=utf-8');
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * `GET /quotes`, `/quotes/random` and `/quotes/{id}` (api-contract.md sections 4 and 5). Each
+ * handler parses the query (400), asks the catalogue, and answers 404 for "nothing": by the time
+ * it runs, rate limiting and authentication have already passed.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type CatalogueIndex, type ListQuery, type QuoteProjection, totalPages } from '../catalogue/port.ts';
+import { notFound } from '../errors.ts';
+import { type AnswerCache, CACHEABLE, etagFor, ifNoneMatchHits, NO_STORE } from '../etag.ts';
+import { listKey, parseIdQuery, parseListQuery, parseRandomQuery, readQuery } from '../query.ts';
+import { listQuotesSchema, quoteByIdSchema, randomQuoteSchema } from '../schemas.ts';
+
+/** The body of a list answer, before the route wraps it. */
+export interface Page {
+  items: QuoteProjection[];
+  pagination: { page: number; limit: number; total_pages: number; total_quotes: number };
+}
+
+/**
+ * Runs a list query and applies the contract's "nothing" rules: no match is a 404, and so is a
+ * page past the last, whose details name the last page.
+ */
+export async function listPage(catalogue: CatalogueIndex, query: ListQuery): Promise<Page> {
+  const { items, total } = await catalogue.list(query);
+  if (total === 0) throw notFound('No quote matches the given filters');
+  const pages = totalPages(total, query.limit);
+  if (query.page > pages || items.length === 0) {
+    throw notFound(
+      `page ${query.page} is past the last page; the last page is ${pages} (${total} quotes, ${query.limit} per page)`,
+    );
+  }
+  return {
+    items,
+    pagination: { page: query.page, limit: query.limit, total_pages: pages, total_quotes: total },
+  };
+}
+
+/** What the cacheable routes share: the catalogue and the answers already serialised. */
+export interface QuoteRoutesOptions {
+  catalogue: CatalogueIndex;
+  answers: AnswerCache;
+}
+
+/**
+ * Answers a cacheable request. The ETag is computed from the catalogue version read BEFORE the
+ * data, so a catalogue swapped in between can only make the tag look stale (a later full
+ * answer), never make stale data look fresh. A matching If-None-Match skips the query, and so
+ * does an answer already serialised under the same ETag.
+ */
+export async function answer(
+  { catalogue, answers }: QuoteRoutesOptions,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  key: string,
+  produce: () => Promise<unknown>,
+): Promise<FastifyReply> {
+  const { version } = await catalogue.info();
+  const etag = etagFor(version, key);
+  const condition = request.headers['if-none-match'];
+  if (ifNoneMatchHits(condition, etag, false)) return notModified(reply, etag);
+  let body = answers.get(etag);
+  if (body === undefined) {
+    // The route's compiled response serialiser, exactly as Fastify would apply it to the object.
+    body = reply.serialize(await produce()) as string;
+    // Kept only if the catalogue did not change meanwhile: an answer stored under a tag must be
+    // the answer of that tag's version.
+    if ((await catalogue.info()).version === version) answers.set(etag, body);
+  }
+  if (ifNoneMatchHits(condition, etag, true)) return notModified(reply, etag);
+  return reply
+    .header('etag', etag)
+    .header('cache-control', CACHEABLE)
+    .type('application/json; charset=utf-8')
+    .send(body);
+}
+
+function notModified(reply: FastifyReply, etag: string): FastifyReply {
+  return reply.code(304).header('etag', etag).header('cache-control', CACHEABLE).send();
+}
+
+export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOptions): Promise<void> {
+  const { catalogue } = options;
+  app.get('/quotes', { schema: listQuotesSchema }, async (request, reply) => {
+    const query = parseListQuery(readQuery(request.raw.url ?? ''));
+    return answer(options, request, reply, listKey('quotes', query), () => listPage(catalogue, query));
+  });
+
+  app.get('/quotes/random', { schema: randomQuoteSchema }, async (request, reply) => {
+    const { filters, fields } = parseRandomQuery(readQuery(request.raw.url ?? ''));
+    reply.header('cache-control', NO_STORE);
+    const quote = await catalogue.random(filters, fields);
+    if (quote === null) throw notFound('No quote matches the given filters');
+    return quote;
+  });
+
+  app.get<{ Params: { id: string } }>('/quotes/:id', { schema: quoteByIdSchema }, async (request, reply) => {
+    const { id, fields } = parseIdQuery(request.params.id, readQuery(request.raw.url ?? ''));
+    return answer(options, request, reply, JSON.stringify(['id', id, fields]), async () => {
+      const quote = await catalogue.get(id, fields);
+      if (quote === null) throw notFound(`No quote has id ${id}`);
+      return quote;
+    });
+  });
+}

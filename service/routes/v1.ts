@@ -1,0 +1,19 @@
+/**
+ * `GET /api/v1/quotes`, the genre form of the original service (api-contract.md section 6): the
+ * same catalogue query as `/quotes`, with its own parameters and envelope.
+ */
+import type { FastifyInstance } from 'fastify';
+import { listKey, parseV1Query, readQuery } from '../query.ts';
+import { v1QuotesSchema } from '../schemas.ts';
+import { answer, listPage, type QuoteRoutesOptions } from './quotes.ts';
+
+export async function v1Routes(app: FastifyInstance, options: QuoteRoutesOptions): Promise<void> {
+  const { catalogue } = options;
+  app.get('/api/v1/quotes', { schema: v1QuotesSchema }, async (request, reply) => {
+    const query = parseV1Query(readQuery(request.raw.url ?? ''));
+    return answer(options, request, reply, listKey('v1', query), async () => {
+      const page = await listPage(catalogue, query);
+      return { status_code: 200, data: page.items, pagination: page.pagination };
+    });
+  });
+}

@@ -1,0 +1,275 @@
+/**
+ * Request and response schemas of every route, declared once with TypeBox. Fastify compiles the
+ * response schemas into serialisers (fast, and nothing outside the schema can leak into a body);
+ * @fastify/swagger turns all of them into the OpenAPI document. Request schemas are documentation
+ * only: `query.ts` validates requests, with the contract's own messages.
+ */
+import { type TSchema, Type } from '@sinclair/typebox';
+import {
+  MAX_FILTER_VALUES,
+  MAX_LIMIT,
+  MAX_VALUE_LENGTH,
+  QUOTE_FIELDS,
+  SORT_FIELDS,
+} from './catalogue/port.ts';
+import { MAX_PAGE, V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
+
+/** The contract's Error object (section 2). */
+export const ErrorSchema = Type.Object(
+  {
+    code: Type.Integer({ description: 'The HTTP status code', examples: [400] }),
+    error: Type.String({
+      description:
+        'bad_request, unauthorized, invalid_credentials, forbidden, not_found, method_not_allowed, too_many_requests, internal_server_error or service_unavailable',
+      examples: ['bad_request'],
+    }),
+    details: Type.String({
+      description: 'One sentence naming the parameter and what it accepts',
+      examples: ["limit must be an integer from 1 to 100, got 'ten'"],
+    }),
+  },
+  { $id: 'Error', additionalProperties: false, description: 'Every error, on every path, has this shape' },
+);
+
+const quoteProperties = {
+  id: Type.Integer({ minimum: 1, description: 'Unique identifier; the default sort key' }),
+  author: Type.String({ description: "Author's name" }),
+  author_id: Type.Integer({ minimum: 1, description: 'One author_id per author name' }),
+  work: Type.String({ description: 'Title of the work' }),
+  work_id: Type.Integer({ minimum: 1, description: 'One work_id per (work, author)' }),
+  category: Type.String({ description: 'e.g. fiction, nonfiction, poetry, drama' }),
+  genre: Type.Array(Type.String(), { minItems: 1, description: 'Genres, in source order; always an array' }),
+  publish_date: Type.String({ description: 'YYYY-MM-DD, YYYY-MM or YYYY, as precise as known' }),
+  quote_length: Type.Integer({ minimum: 1, description: 'Number of Unicode code points of quote' }),
+  source: Type.String({ format: 'uri', description: 'http(s) URL of the text or record of the work' }),
+  quote: Type.String({ description: 'The text of the quote' }),
+};
+
+/**
+ * A Quote. Every field is present unless the request asked for `fields`, in which case exactly
+ * those are: hence every property is optional here, and none outside the list can appear.
+ */
+export const QuoteSchema = Type.Partial(Type.Object(quoteProperties), {
+  $id: 'Quote',
+  additionalProperties: false,
+  description: 'A quote; with `fields`, only the requested fields appear, otherwise all of them',
+});
+
+/** One item of `/api/v1/quotes`: exactly these eight fields. */
+export const V1QuoteSchema = Type.Object(
+  {
+    id: quoteProperties.id,
+    author: quoteProperties.author,
+    work: quoteProperties.work,
+    genre: quoteProperties.genre,
+    publish_date: quoteProperties.publish_date,
+    quote_length: quoteProperties.quote_length,
+    source: quoteProperties.source,
+    quote: quoteProperties.quote,
+  },
+  { $id: 'V1Quote', additionalProperties: false },
+);
+
+export const PaginationSchema = Type.Object(
+  {
+    page: Type.Integer({ minimum: 1, description: 'This page' }),
+    limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: 'Items per page' }),
+    total_pages: Type.Integer({ minimum: 1, description: 'ceil(total_quotes / limit)' }),
+    total_quotes: Type.Integer({ minimum: 1, description: 'Quotes matching the request' }),
+  },
+  { $id: 'Pagination', additionalProperties: false },
+);
+
+export const QuotesResponseSchema = Type.Object(
+  { items: Type.Array(Type.Ref(QuoteSchema)), pagination: Type.Ref(PaginationSchema) },
+  { $id: 'QuotesResponse', additionalProperties: false },
+);
+
+export const V1ResponseSchema = Type.Object(
+  {
+    status_code: Type.Literal(200),
+    data: Type.Array(Type.Ref(V1QuoteSchema)),
+    pagination: Type.Ref(PaginationSchema),
+  },
+  { $id: 'V1Response', additionalProperties: false },
+);
+
+export const HealthSchema = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false });
+export const ReadySchema = Type.Object({ status: Type.Literal('ready') }, { additionalProperties: false });
+
+/** Schemas referenced by `$id`; registered once with `app.addSchema`, listed in the OpenAPI components. */
+export const SHARED_SCHEMAS: readonly TSchema[] = [
+  ErrorSchema,
+  QuoteSchema,
+  V1QuoteSchema,
+  PaginationSchema,
+  QuotesResponseSchema,
+  V1ResponseSchema,
+];
+
+const errorRef = (description: string) => Type.Ref(ErrorSchema, { description });
+const CACHE_HEADERS = 'Carries an ETag and Cache-Control: private, max-age=60.';
+const notModified = Type.Null({
+  description: 'Not Modified: If-None-Match matched the current ETag; no body',
+});
+
+/** The error statuses a quote path can answer (section 2), in check order. */
+const QUOTE_ERRORS = {
+  400: errorRef('An invalid parameter (bad_request)'),
+  401: errorRef(
+    'Missing or wrong credentials (unauthorized), or malformed Basic value (invalid_credentials)',
+  ),
+  403: errorRef('X-Bypass-Auth sent while bypass is disabled, without valid credentials (forbidden)'),
+  404: errorRef('Nothing matches, unknown id, or a page past the last (not_found)'),
+  405: errorRef('A method other than GET or HEAD (method_not_allowed)'),
+  429: errorRef('Per-minute request limit exceeded (too_many_requests); see Retry-After'),
+  500: errorRef('A bug; details never hold internals (internal_server_error)'),
+  503: errorRef('The catalogue is unreachable or not built yet (service_unavailable)'),
+};
+
+const text = (description: string) =>
+  Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: MAX_VALUE_LENGTH }), {
+      maxItems: MAX_FILTER_VALUES,
+      description: `${description} Repeat the parameter to match any of several values (at most ${MAX_FILTER_VALUES}).`,
+    }),
+  );
+const ids = (description: string) =>
+  Type.Optional(
+    Type.Array(Type.Integer({ minimum: 1 }), {
+      maxItems: MAX_FILTER_VALUES,
+      description: `${description} Repeatable (any of them).`,
+    }),
+  );
+
+const filterParams = {
+  author: text("Author's name, compared in folded form (case, accents and spacing ignored)."),
+  author_id: ids('Author id.'),
+  author_like: text('Words that each begin some word of the author name, in any order (aust, jane aus).'),
+  work: text('Title of the work, compared in folded form.'),
+  work_id: ids('Work id.'),
+  work_like: text('Words that each begin some word of the title, in any order (pride prej).'),
+  category: text('Category, compared in folded form (fiction, poetry…).'),
+  genre: text('Genre; matches when any genre of the quote equals it in folded form.'),
+};
+const fieldsParam = Type.Optional(
+  Type.String({
+    description: `Comma-separated fields each item holds: ${QUOTE_FIELDS.join(', ')}. Duplicates are ignored.`,
+    examples: ['id,author,quote'],
+  }),
+);
+
+/** Either scheme suffices (OpenAPI lists alternatives). */
+const security: Record<string, string[]>[] = [{ basicAuth: [] }, { bypassAuth: [] }];
+
+export const listQuotesSchema = {
+  summary: 'List quotes',
+  description:
+    'One page of the quotes matching every filter given (several values of one filter: any of them), ' +
+    'sorted by `sort` then id. Defaults: page 1 of 5 quotes by id ascending.',
+  tags: ['quotes'],
+  security,
+  querystring: Type.Object(
+    {
+      ...filterParams,
+      sort: Type.Optional(
+        Type.String({
+          description: `Sort keys, comma-separated or repeated, primary first: ${SORT_FIELDS.join(', ')}. Default id.`,
+          examples: ['author,publish_date'],
+        }),
+      ),
+      order: Type.Optional(
+        Type.String({
+          description:
+            'asc or desc (any case), default asc. One value applies to every sort key; several pair with the sort keys by position and must then be exactly one per key.',
+          examples: ['desc', 'asc,desc'],
+        }),
+      ),
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 5 })),
+      fields: fieldsParam,
+    },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: Type.Ref(QuotesResponseSchema, { description: `One page of quotes. ${CACHE_HEADERS}` }),
+    304: notModified,
+    ...QUOTE_ERRORS,
+  },
+};
+
+export const randomQuoteSchema = {
+  summary: 'A random quote',
+  description:
+    'One quote chosen uniformly among those matching the filters. Never cached (Cache-Control: no-store).',
+  tags: ['quotes'],
+  security,
+  querystring: Type.Object({ ...filterParams, fields: fieldsParam }, { additionalProperties: false }),
+  response: {
+    200: Type.Ref(QuoteSchema, { description: 'One quote. Cache-Control: no-store' }),
+    ...QUOTE_ERRORS,
+  },
+};
+
+export const quoteByIdSchema = {
+  summary: 'One quote by id',
+  tags: ['quotes'],
+  security,
+  params: Type.Object({ id: Type.Integer({ minimum: 1, description: 'Quote id' }) }),
+  querystring: Type.Object({ fields: fieldsParam }, { additionalProperties: false }),
+  response: {
+    200: Type.Ref(QuoteSchema, { description: `The quote. ${CACHE_HEADERS}` }),
+    304: notModified,
+    ...QUOTE_ERRORS,
+  },
+};
+
+export const v1QuotesSchema = {
+  summary: 'Quotes by genre (versioned form)',
+  description:
+    'The genre form of the original service: `sort` is the direction here, `orderby` the key; items hold exactly id, author, work, genre, publish_date, quote_length, source, quote.',
+  tags: ['quotes'],
+  security,
+  querystring: Type.Object(
+    {
+      genre: Type.Array(Type.String({ minLength: 1, maxLength: MAX_VALUE_LENGTH }), {
+        minItems: 1,
+        maxItems: MAX_FILTER_VALUES,
+        description: 'Required. Genre, folded; repeat for any of several.',
+      }),
+      page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: V1_DEFAULT_LIMIT })),
+      orderby: Type.Optional(
+        Type.Union(
+          V1_ORDER_FIELDS.map((f) => Type.Literal(f)),
+          { default: 'author' },
+        ),
+      ),
+      sort: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
+    },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: Type.Ref(V1ResponseSchema, { description: `One page of quotes. ${CACHE_HEADERS}` }),
+    304: notModified,
+    ...QUOTE_ERRORS,
+  },
+};
+
+export const healthSchema = {
+  summary: 'Liveness',
+  description: 'Answers while the process is up. No authentication, no rate limit.',
+  tags: ['operations'],
+  response: { 200: { ...HealthSchema, description: 'The process is up' } },
+};
+
+export const readySchema = {
+  summary: 'Readiness',
+  description:
+    'Ready when the catalogue backend answers and holds a catalogue. No authentication, no rate limit.',
+  tags: ['operations'],
+  response: {
+    200: { ...ReadySchema, description: 'A catalogue is open and answers' },
+    503: errorRef('No catalogue is open yet, or its backend is unreachable (service_unavailable)'),
+  },
+};

@@ -1,0 +1,150 @@
+/**
+ * The real server process, as `npm start` runs it: first start builds the catalogue from the
+ * bundled data, the README's first curl works, and SIGTERM lets a request in flight finish and
+ * exits 0 within 10 s.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DATA = join(ROOT, 'data', 'quotes.json');
+
+interface Running {
+  child: ChildProcess;
+  url: URL;
+  lines: string[];
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `node service/server.ts` on a free port and waits for its "listening" log line. */
+async function start(env: Record<string, string>): Promise<Running> {
+  // process.execPath is the Node that runs vitest (24, from the project's devDependency).
+  const child = spawn(process.execPath, ['service/server.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const url = await new Promise<URL>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no listening line in 30 s:\n${lines.join('\n')}`)),
+      30_000,
+    );
+    let buffered = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const parts = buffered.split('\n');
+      buffered = parts.pop() ?? '';
+      for (const line of parts) {
+        lines.push(line);
+        const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
+        if (match?.[1] !== undefined) {
+          clearTimeout(timer);
+          resolve(new URL(match[1]));
+        }
+      }
+    });
+    child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+    void exit.then(({ code }) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${lines.join('\n')}`));
+    });
+  });
+  return { child, url, lines, exit };
+}
+
+/** Sends a request in two halves, with `between` run after the first: a request in flight. */
+function slowRequest(url: URL, path: string, between: () => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname);
+    let data = '';
+    socket.on('data', (chunk) => {
+      data += chunk.toString('utf8');
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(data));
+    socket.on('connect', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nX-Bypass-Auth: true\r\n`);
+      between();
+      setTimeout(() => socket.write('Connection: close\r\n\r\n'), 500);
+    });
+  });
+}
+
+describe('npm start on a fresh clone', () => {
+  let dir: string;
+  let server: Running | undefined;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'quotes-server-'));
+  });
+  afterAll(async () => {
+    if (server !== undefined && server.child.exitCode === null) {
+      server.child.kill('SIGKILL');
+      await server.exit;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('builds the catalogue from data/quotes.json, serves it, and shuts down gracefully on SIGTERM', async () => {
+    const sqlitePath = join(dir, 'first-start.db');
+    server = await start({ SQLITE_PATH: sqlitePath, LOG_LEVEL: 'info' });
+    expect(existsSync(sqlitePath)).toBe(true);
+    expect(server.lines.some((line) => line.includes('building the catalogue from data/quotes.json'))).toBe(
+      true,
+    );
+
+    const response = await fetch(new URL('/quotes', server.url), { headers: { 'X-Bypass-Auth': 'true' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await response.json()) as { items: { id: number }[]; pagination: { total_quotes: number } };
+    const bundled = (JSON.parse(readFileSync(DATA, 'utf8')) as { id: number }[])
+      .map((q) => q.id)
+      .sort((a, b) => a - b);
+    expect(body.items.map((q) => q.id)).toEqual(bundled.slice(0, 5));
+    expect(body.pagination.total_quotes).toBe(bundled.length);
+
+    const denied = await fetch(new URL('/quotes', server.url));
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get('www-authenticate')).toBe('Basic realm="quotes", charset="UTF-8"');
+    const dev = await fetch(new URL('/quotes/1?fields=id', server.url), {
+      headers: { Authorization: `Basic ${Buffer.from('dev:dev').toString('base64')}` },
+    });
+    expect(await dev.json()).toEqual({ id: 1 });
+
+    const running = server;
+    const started = Date.now();
+    const inFlight = await slowRequest(running.url, '/quotes/1?fields=id', () =>
+      running.child.kill('SIGTERM'),
+    );
+    expect(inFlight).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(inFlight.endsWith('{"id":1}')).toBe(true);
+    expect(await running.exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(running.lines.join('\n')).not.toMatch(/dev:dev|ZGV2OmRldg/);
+  });
+
+  it('stops at start with one line naming a bad variable', async () => {
+    const child = spawn(process.execPath, ['service/server.ts'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', PORT: 'eighty', SQLITE_PATH: join(dir, 'never.db') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toBe("PORT must be an integer from 0 to 65535, got 'eighty'\n");
+    expect(existsSync(join(dir, 'never.db'))).toBe(false);
+  });
+});
