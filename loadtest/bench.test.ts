@@ -1,0 +1,115 @@
+/**
+ * `npm run bench` in its tiniest configuration, end to end: a real catalogue generated and
+ * indexed, the real service, bare Fastify, redis-server when installed. It proves the benchmark
+ * still runs (it cannot rot) and that the service answers the whole mix without one failure.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LoadResult } from './bench/load.ts';
+import type { BenchReport } from './bench/report.ts';
+import { MIX_KINDS } from './lib/mix.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'bench-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'loadtest/bench.ts'), ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function expectMeasured(name: string, r: LoadResult | undefined): void {
+  expect(r, name).toBeDefined();
+  const result = r as LoadResult;
+  expect(result.requests, name).toBeGreaterThan(0);
+  expect(result.rps, name).toBeGreaterThan(0);
+  expect(result.p99, name).toBeGreaterThanOrEqual(result.p50);
+  expect(result.p99, name).toBeGreaterThan(0);
+  // Every request of every run answered 2xx: the service serves the whole mix.
+  expect({ name, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts }).toEqual({
+    name,
+    non2xx: 0,
+    errors: 0,
+    timeouts: 0,
+  });
+}
+
+describe('npm run bench --quick', () => {
+  it('measures everything, prints the table and writes the JSON report', { timeout: 120_000 }, async () => {
+    const out = join(dir, 'report.json');
+    const { code, stdout, stderr } = await run([
+      '--quick',
+      '--count',
+      '1000',
+      '--duration',
+      '1',
+      '--out',
+      out,
+      '--cache-dir',
+      dir,
+    ]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('| measure | result |');
+    expect(stdout).toContain('| target | value | rule | result |');
+    expect(stdout).toMatch(/\| GET \/quotes, service \(Basic auth\) \| [0-9,]+ req\/s/);
+
+    const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport;
+    const { results } = report;
+    expect(report.machine.cpuCount).toBeGreaterThan(0);
+    expect(report.machine.node).toBe(process.version);
+    expect(report.config).toMatchObject({ count: 1000, duration: 1, quick: true });
+    expect(report.config.mixPaths).toBeGreaterThan(100);
+    expect(results.catalogue).toMatchObject({ count: 1000 });
+    expect(results.catalogue.bytes).toBeGreaterThan(0);
+    expect(results.indexing.seconds).toBeGreaterThan(0);
+    expect(results.indexing.peakRssBytes).toBeGreaterThan(0);
+    expectMeasured('bare', results.bare);
+    expectMeasured('service GET /quotes', results.serviceQuotes);
+    expectMeasured('mix', results.mix);
+    expectMeasured('by id', results.byId);
+    for (const kind of MIX_KINDS) expectMeasured(`kind ${kind}`, results.byKind[kind]);
+    expect(results.ratio).toBeCloseTo(results.serviceQuotes.rps / results.bare.rps, 10);
+    expect(results.service.peakRssBytes).toBeGreaterThan(0);
+    expect(results.service.peakRssBytes).toBeGreaterThanOrEqual(results.service.idleRssBytes ?? 0);
+    const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+    if (hasRedis) {
+      expect('cost' in results.redis).toBe(true);
+      if ('cost' in results.redis) {
+        expectMeasured('memory store', results.redis.memory);
+        expectMeasured('redis store', results.redis.redis);
+        expect(results.redis.cost).toBeCloseTo(1 - results.redis.redis.rps / results.redis.memory.rps, 10);
+      }
+    } else {
+      expect(results.redis).toEqual({ skipped: 'redis-server not found on PATH' });
+    }
+    expect(report.targets.map((t) => t.name)).toEqual([
+      'GET /quotes: service / bare Fastify',
+      'uncached mix p99 (ms)',
+      'service peak RSS (MB)',
+      'Redis store cost vs memory store',
+      'runs with failed requests',
+    ]);
+    expect(report.failures).toEqual([]);
+  });
+
+  it('refuses a bad command line with exit code 2 and a usage hint', async () => {
+    const { code, stderr } = await run(['--count', 'many']);
+    expect(code).toBe(2);
+    expect(stderr).toBe("bench: --count must be an integer from 1 to 10000000, got 'many' (see --help)\n");
+  });
+});

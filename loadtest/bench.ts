@@ -1,0 +1,291 @@
+/**
+ * `npm run bench`: the project measures itself on any machine, without k6 (see --help and
+ * loadtest/README.md). Every child process (service, bare Fastify, redis-server, indexer) is
+ * stopped however the run ends.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
+import { type LoadResult, measure } from './bench/load.ts';
+import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './bench/options.ts';
+import {
+  type Child,
+  freePort,
+  killAllNow,
+  memoryOf,
+  start,
+  stopAll,
+  waitForHttp,
+  watchMemory,
+} from './bench/processes.ts';
+import { redisServerVersion, startRedis } from './bench/redis.ts';
+import {
+  type BenchConfig,
+  type BenchReport,
+  type BenchResults,
+  evaluate,
+  failures,
+  machine,
+  type RedisResult,
+  table,
+} from './bench/report.ts';
+import { idPaths, mixPaths, sampleVocabulary } from './bench/sample.ts';
+import { MIX_KINDS, type MixKind, seededRandom } from './lib/mix.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const USER = 'bench';
+// Generated per run: nothing else ever uses it, and it never appears in output.
+const PASSWORD = `bench-${process.pid}-${Date.now()}`;
+/** The contract's maximum RATE_LIMIT_MAX: the throughput runs must never be limited. */
+const NO_LIMIT = '1000000000';
+
+// Configuration the service reads (contract section 10): a value in the caller's shell must not
+// silently change what is measured.
+const SERVICE_VARIABLES = [
+  'PORT',
+  'HOST',
+  'SEARCH_BACKEND',
+  'SQLITE_PATH',
+  'MEILI_HOST',
+  'MEILI_API_KEY',
+  'MEILI_ADMIN_KEY',
+  'MEILI_INDEX',
+  'RATE_LIMIT_MAX',
+  'RATE_LIMIT_STORE',
+  'REDIS_URL',
+  'RATE_LIMIT_FAIL',
+  'AUTH_USERS',
+  'AUTH_USERS_FILE',
+  'AUTH_BYPASS',
+  'TRUST_PROXY',
+  'LOG_LEVEL',
+  'NODE_ENV',
+];
+
+/** Scratch directories (SQLite catalogues) to remove even when the run is interrupted. */
+const workDirs = new Set<string>();
+
+function cleanUpNow(): void {
+  killAllNow();
+  for (const dir of workDirs) rmSync(dir, { recursive: true, force: true });
+}
+
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of SERVICE_VARIABLES) delete env[name];
+  return { ...env, LOG_LEVEL: 'warn' };
+}
+
+async function startService(
+  name: string,
+  sqlitePath: string,
+  extra: NodeJS.ProcessEnv,
+): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = start(name, process.execPath, [join(ROOT, 'service/server.ts')], {
+    ...baseEnv(),
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    SEARCH_BACKEND: 'sqlite',
+    SQLITE_PATH: sqlitePath,
+    AUTH_USERS: `${USER}:${PASSWORD}`,
+    RATE_LIMIT_MAX: NO_LIMIT,
+    ...extra,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(child, `${url}/ready`);
+  return { child, url };
+}
+
+function log(line: string): void {
+  process.stderr.write(`bench: ${line}\n`);
+}
+
+function summary(name: string, r: LoadResult): string {
+  const failed = r.non2xx + r.errors + r.timeouts;
+  return `${name}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${failed > 0 ? `, ${failed} FAILED` : ''}`;
+}
+
+async function run(options: BenchOptions): Promise<BenchReport> {
+  const env = baseEnv();
+  const random = seededRandom(options.seed);
+  const work = mkdtempSync(join(tmpdir(), 'quotes-bench-'));
+  workDirs.add(work);
+  const auth = { Authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` };
+  const load = { connections: options.connections, duration: options.duration };
+  // Enough warm-up for V8 to optimise the hot paths and SQLite to fill its page cache.
+  const warmup = options.quick ? 300 : 5000;
+  try {
+    log(`catalogue of ${options.count} quotes (seed ${options.seed})`);
+    const catalogue = await ensureCatalogue(ROOT, options.cacheDir, options.count, options.seed, env);
+    log(`indexing ${catalogue.file}`);
+    const sqlitePath = join(work, 'quotes.db');
+    const indexing = await indexCatalogue(ROOT, catalogue.file, sqlitePath, env);
+
+    const service = await startService('service', sqlitePath, {});
+    const memory = watchMemory(service.child.pid);
+    const idleRssBytes = memoryOf(service.child.pid)?.rss ?? null;
+
+    // The bare server answers with exactly the service's `GET /quotes` body and content type.
+    const first = await fetch(`${service.url}/quotes`, { headers: auth });
+    const body = Buffer.from(await first.arrayBuffer());
+    if (first.status !== 200)
+      throw new Error(`GET /quotes answered ${first.status}: ${body.toString().slice(0, 300)}`);
+    const bodyFile = join(work, 'quotes-body.json');
+    writeFileSync(bodyFile, body);
+    const barePort = await freePort();
+    const bare = start('bare fastify', process.execPath, [join(ROOT, 'loadtest/bench/bare.ts')], {
+      ...env,
+      PORT: String(barePort),
+      BODY_FILE: bodyFile,
+      CONTENT_TYPE: first.headers.get('content-type') ?? 'application/json; charset=utf-8',
+    });
+    const bareUrl = `http://127.0.0.1:${barePort}`;
+    await waitForHttp(bare, `${bareUrl}/health`);
+
+    const vocab = await sampleVocabulary(service.url, auth, options.quick ? 3 : 20, random);
+    const mix = mixPaths(vocab, random, options.quick ? 10_000 : 100_000);
+    const ids = idPaths(vocab, random, options.quick ? 10_000 : 100_000);
+
+    const bareRun = await measure({ baseUrl: bareUrl, paths: ['/quotes'], ...load, warmup });
+    log(summary('bare GET /quotes', bareRun));
+    await bare.stop();
+    const serviceRun = await measure({
+      baseUrl: service.url,
+      paths: ['/quotes'],
+      headers: auth,
+      ...load,
+      warmup,
+    });
+    log(summary('service GET /quotes', serviceRun));
+    const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup });
+    log(summary(`uncached mix (${mix.length} paths)`, mixRun));
+    const idRun = await measure({ baseUrl: service.url, paths: ids, headers: auth, ...load, warmup });
+    log(summary('by id', idRun));
+    // Each kind of the mix alone, to tell which one a slow mix owes its latency to.
+    const byKind: Partial<Record<MixKind, LoadResult>> = {};
+    for (const kind of MIX_KINDS) {
+      const paths = mixPaths(vocab, random, options.quick ? 1000 : 20_000, kind);
+      byKind[kind] = await measure({
+        baseUrl: service.url,
+        paths,
+        headers: auth,
+        connections: options.connections,
+        duration: Math.max(1, Math.round(options.duration / 4)),
+        amount: options.quick ? 200 : undefined,
+      });
+      log(summary(`  mix kind ${kind}`, byKind[kind]));
+    }
+    const peakRssBytes = memory.peak() ?? null;
+    memory.stop();
+
+    let redis: RedisResult = { skipped: 'disabled with --no-redis' };
+    const version = options.redis ? redisServerVersion() : undefined;
+    if (options.redis && version === undefined) redis = { skipped: 'redis-server not found on PATH' };
+    if (version !== undefined) {
+      // Measured back to back with the memory store, so that both see the same machine state.
+      const memoryRun = await measure({
+        baseUrl: service.url,
+        paths: ['/quotes'],
+        headers: auth,
+        ...load,
+        warmup,
+      });
+      log(summary('memory store GET /quotes', memoryRun));
+      await service.child.stop();
+      const redisPort = await freePort();
+      await startRedis(redisPort, env);
+      const withRedis = await startService('service (redis store)', sqlitePath, {
+        RATE_LIMIT_STORE: 'redis',
+        REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      });
+      const redisRun = await measure({
+        baseUrl: withRedis.url,
+        paths: ['/quotes'],
+        headers: auth,
+        ...load,
+        warmup,
+      });
+      log(summary('redis store GET /quotes', redisRun));
+      redis = { version, memory: memoryRun, redis: redisRun, cost: 1 - redisRun.rps / memoryRun.rps };
+    }
+
+    const results: BenchResults = {
+      catalogue: { count: options.count, bytes: catalogue.bytes, generateSeconds: catalogue.generateSeconds },
+      indexing: { seconds: indexing.seconds, peakRssBytes: indexing.peakRssBytes ?? null },
+      bare: bareRun,
+      serviceQuotes: serviceRun,
+      ratio: serviceRun.rps / bareRun.rps,
+      mix: mixRun,
+      byKind,
+      byId: idRun,
+      service: { idleRssBytes, peakRssBytes },
+      redis,
+    };
+    const config: BenchConfig = {
+      count: options.count,
+      seed: options.seed,
+      duration: options.duration,
+      connections: options.connections,
+      quick: options.quick,
+      mixPaths: mix.length,
+      idPaths: ids.length,
+    };
+    return {
+      machine: machine(),
+      config,
+      results,
+      targets: evaluate(results, options.count),
+      failures: failures(results),
+    };
+  } finally {
+    await stopAll();
+    rmSync(work, { recursive: true, force: true });
+    workDirs.delete(work);
+  }
+}
+
+async function main(args: readonly string[]): Promise<number> {
+  let options: BenchOptions | 'help';
+  try {
+    options = parseBenchArgs(args, ROOT);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`bench: ${error.message} (see --help)\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  // Children must not outlive the benchmark, whichever way it ends.
+  process.once('exit', cleanUpNow);
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      cleanUpNow();
+      process.exit(code);
+    });
+  }
+  let report: BenchReport;
+  try {
+    report = await run(options);
+  } catch (error) {
+    process.stderr.write(`bench: ${(error as Error).message}\n`);
+    return 1;
+  }
+  process.stdout.write(table(report));
+  mkdirSync(dirname(options.out), { recursive: true });
+  writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
+  log(`report written to ${options.out}`);
+  if (report.failures.length > 0) return 1;
+  if (options.check && report.targets.some((t) => t.pass === false)) return 2;
+  return 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,102 @@
+/**
+ * One load run with autocannon (programmatic API), reduced to the numbers the benchmark reports.
+ * Failed requests are counted, never dropped: a run with errors is a finding, not a number.
+ */
+import autocannon from 'autocannon';
+
+/** What one run measured. Latencies in milliseconds (autocannon's resolution: 1 ms). */
+export interface LoadResult {
+  /** Completed requests per second, averaged over the run. */
+  rps: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  /** Requests completed. */
+  requests: number;
+  /** Responses with a status outside 2xx. */
+  non2xx: number;
+  /** Connection errors and timeouts. */
+  errors: number;
+  timeouts: number;
+  /** Count per status code, e.g. { "200": 12000 }. */
+  statuses: Record<string, number>;
+  seconds: number;
+}
+
+/** A load run: GETs to `baseUrl` + each path in turn (all connections share one cursor). */
+export interface LoadSpec {
+  baseUrl: string;
+  /** Paths with query strings; cycled in order, so a list longer than the run never repeats. */
+  paths: readonly string[];
+  headers?: Record<string, string>;
+  connections: number;
+  /** Seconds of the measured run. */
+  duration: number;
+  /** A fixed number of requests instead of `duration` (short smoke runs). */
+  amount?: number;
+  /** Requests sent before the measured run, whose numbers are thrown away. */
+  warmup?: number;
+}
+
+function options(spec: LoadSpec, limit: { duration: number } | { amount: number }): autocannon.Options {
+  let cursor = 0;
+  const paths = spec.paths;
+  if (paths.length === 0) throw new Error('a load run needs at least one path');
+  return {
+    url: `${spec.baseUrl}${paths[0]}`,
+    connections: spec.connections,
+    pipelining: 1,
+    timeout: 10,
+    headers: spec.headers,
+    ...limit,
+    // autocannon notices the end of an `amount` run only at its next sample tick (1 s by default).
+    sampleInt: 'amount' in limit ? 50 : 1000,
+    requests:
+      paths.length === 1
+        ? [{ method: 'GET' }]
+        : [
+            {
+              method: 'GET',
+              setupRequest: (request) => {
+                const path = paths[cursor] as string;
+                cursor = (cursor + 1) % paths.length;
+                return { ...request, path };
+              },
+            },
+          ],
+  };
+}
+
+/** Runs the warm-up (if any), then the measured run. */
+export async function measure(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.warmup !== undefined && spec.warmup > 0) {
+    await autocannon(options(spec, { amount: spec.warmup }));
+  }
+  const began = performance.now();
+  const limit = spec.amount === undefined ? { duration: spec.duration } : { amount: spec.amount };
+  const result = await autocannon(options(spec, limit));
+  const seconds = (performance.now() - began) / 1000;
+  const statuses: Record<string, number> = {};
+  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
+    statuses[code] = stats.count ?? 0;
+  }
+  const requests = result.requests.total;
+  return {
+    // autocannon rounds a run stopped by `amount` up to its 1 s sampling tick: trust the wall clock then.
+    rps: requests / Math.max(Math.min(result.duration, seconds), 0.001),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    mean: result.latency.average,
+    requests,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statuses,
+    seconds,
+  };
+}
+
+/** True when every request of the run completed with a 2xx status. */
+export function clean(result: LoadResult): boolean {
+  return result.non2xx === 0 && result.errors === 0 && result.timeouts === 0;
+}

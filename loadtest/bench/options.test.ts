@@ -1,0 +1,48 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseBenchArgs, UsageError } from './options.ts';
+
+const ROOT = '/repo';
+
+describe('parseBenchArgs', () => {
+  it('defaults to the full benchmark of issue 6', () => {
+    expect(parseBenchArgs([], ROOT, '/elsewhere')).toEqual({
+      count: 200_000,
+      duration: 10,
+      connections: 50,
+      seed: 1,
+      quick: false,
+      out: join(ROOT, 'loadtest/results/latest.json'),
+      cacheDir: join(ROOT, 'loadtest/results/cache'),
+      redis: true,
+      check: false,
+    });
+  });
+
+  it('makes --quick small and short unless told otherwise', () => {
+    expect(parseBenchArgs(['--quick'], ROOT)).toMatchObject({ quick: true, count: 10_000, duration: 2 });
+    expect(parseBenchArgs(['--quick', '--count', '1000', '--duration=1'], ROOT)).toMatchObject({
+      count: 1000,
+      duration: 1,
+    });
+  });
+
+  it('resolves relative paths against the working directory', () => {
+    const options = parseBenchArgs(
+      ['--out', 'x/report.json', '--cache-dir', '/tmp/c', '--no-redis'],
+      ROOT,
+      '/work',
+    );
+    expect(options).toMatchObject({ out: '/work/x/report.json', cacheDir: '/tmp/c', redis: false });
+  });
+
+  it('rejects bad values and unknown options with a usage error', () => {
+    expect(() => parseBenchArgs(['--count', '0'], ROOT)).toThrow(
+      new UsageError("--count must be an integer from 1 to 10000000, got '0'"),
+    );
+    expect(() => parseBenchArgs(['--duration', '2s'], ROOT)).toThrow(UsageError);
+    expect(() => parseBenchArgs(['--fast'], ROOT)).toThrow(UsageError);
+    expect(() => parseBenchArgs(['extra'], ROOT)).toThrow(UsageError);
+    expect(parseBenchArgs(['--help'], ROOT)).toBe('help');
+  });
+});

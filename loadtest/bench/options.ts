@@ -1,0 +1,99 @@
+/** The benchmark's command line. */
+import { isAbsolute, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+export const USAGE = `Usage: npm run bench -- [options]
+       node loadtest/bench.ts [options]
+
+Generates (or reuses) a catalogue of N quotes, indexes it, starts the service and a bare Fastify
+server, and measures them with autocannon: GET /quotes against bare Fastify, the uncached request
+mix, by-id lookups, the Redis rate-limit store (when redis-server is installed), indexing time and
+peak memory. Prints a markdown table and writes a JSON report.
+
+  --count N         quotes in the catalogue (default 200000; 10000 with --quick)
+  --duration S      seconds per measured run (default 10; 2 with --quick)
+  --connections C   concurrent connections (default 50)
+  --seed S          generator seed (default 1)
+  --quick           short runs on a small catalogue: a check that everything works
+  --out FILE        JSON report (default loadtest/results/latest.json)
+  --cache-dir DIR   where generated catalogues are kept (default loadtest/results/cache)
+  --no-redis        skip the Redis store comparison
+  --check           exit 2 when a target fails (exit 1 is kept for failed requests)
+  --help            show this help
+
+Exit codes: 0 measured; 1 some requests failed or the benchmark could not run; 2 bad usage or,
+with --check, a target missed.
+`;
+
+/** Resolved options. */
+export interface BenchOptions {
+  count: number;
+  duration: number;
+  connections: number;
+  seed: number;
+  quick: boolean;
+  out: string;
+  cacheDir: string;
+  redis: boolean;
+  check: boolean;
+}
+
+/** A bad command line; the message is printed before exiting with status 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return n;
+}
+
+/** Parses the arguments after the script name; `root` is the repository root. */
+export function parseBenchArgs(
+  args: readonly string[],
+  root: string,
+  cwd: string = process.cwd(),
+): BenchOptions | 'help' {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        count: { type: 'string' },
+        duration: { type: 'string' },
+        connections: { type: 'string' },
+        seed: { type: 'string' },
+        quick: { type: 'boolean' },
+        out: { type: 'string' },
+        'cache-dir': { type: 'string' },
+        'no-redis': { type: 'boolean' },
+        check: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (values.help === true) return 'help';
+  const quick = values.quick === true;
+  const str = (name: string) => values[name] as string | undefined;
+  const path = (raw: string | undefined, fallback: string) =>
+    raw === undefined ? join(root, fallback) : isAbsolute(raw) ? raw : resolve(cwd, raw);
+  return {
+    count: integer('count', str('count'), quick ? 10_000 : 200_000, 1, 10_000_000),
+    duration: integer('duration', str('duration'), quick ? 2 : 10, 1, 3600),
+    connections: integer('connections', str('connections'), 50, 1, 1000),
+    seed: integer('seed', str('seed'), 1, 0, 0xffff_ffff),
+    quick,
+    out: path(str('out'), 'loadtest/results/latest.json'),
+    cacheDir: path(str('cache-dir'), 'loadtest/results/cache'),
+    redis: values['no-redis'] !== true,
+    check: values.check === true,
+  };
+}

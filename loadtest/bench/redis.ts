@@ -1,0 +1,45 @@
+/** A throw-away redis-server for the rate-limit store comparison, when one is installed. */
+import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type Child, start } from './processes.ts';
+
+/** The `redis-server` version on PATH, or undefined when there is none. */
+export function redisServerVersion(): string | undefined {
+  const probe = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
+  if (probe.status !== 0) return undefined;
+  return /v=([0-9.]+)/.exec(probe.stdout)?.[1] ?? 'unknown';
+}
+
+/** Sends PING and resolves true on +PONG. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+/** Starts an in-memory redis-server (no persistence) on `port` and waits until it answers. */
+export async function startRedis(port: number, env: NodeJS.ProcessEnv): Promise<Child> {
+  const child = start(
+    'redis-server',
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    env,
+  );
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null) break;
+    if (await ping(port)) return child;
+    await delay(50);
+  }
+  await child.stop();
+  throw new Error(`redis-server did not answer on port ${port}:\n${child.output().trim()}`);
+}
