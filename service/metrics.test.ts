@@ -139,6 +139,10 @@ describe('metrics plugin', () => {
     expect(bucketLines).toHaveLength(DURATION_BUCKETS.length + 1);
     expect(response.body).toContain('\nquotes_catalogue_info{version="v1",backend="sqlite"} 1\n');
     expect(response.body).toContain('\nquotes_catalogue_documents 415\n');
+    // Resident memory of this very process: positive and within a factor of the live reading.
+    const rss = Number(/\nprocess_resident_memory_bytes (\d+)\n/.exec(response.body)?.[1]);
+    expect(rss).toBeGreaterThan(process.memoryUsage.rss() / 4);
+    expect(rss).toBeLessThan(process.memoryUsage.rss() * 4);
     // The /metrics response itself is recorded once it has been sent; each scrape refreshes.
     const second = (await app.inject('/metrics')).body;
     expect(second).toContain('quotes_http_requests_total{route="/metrics",method="GET",status="200"} 1\n');

@@ -260,6 +260,9 @@ export interface ServiceMetrics {
   readonly rateLimitStoreUp: Gauge;
   readonly catalogueDocuments: Gauge;
   readonly catalogueInfo: Gauge<'version' | 'backend'>;
+  /** Process gauges under their conventional names, so memory drift shows in any dashboard. */
+  readonly processResidentMemory: Gauge;
+  readonly processHeapUsed: Gauge;
   /** Publishes the catalogue now served; cheap when nothing changed, so callers need not check. */
   setCatalogue(info: { version: string; backend: string; documents: number }): void;
 }
@@ -308,6 +311,8 @@ export function createMetrics(): ServiceMetrics {
     ),
     catalogueDocuments,
     catalogueInfo,
+    processResidentMemory: registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.'),
+    processHeapUsed: registry.gauge('nodejs_heap_size_used_bytes', 'V8 heap in use, in bytes.'),
     setCatalogue({ version, backend, documents }) {
       catalogueDocuments.set(documents);
       if (version === shown.version && backend === shown.backend) return;
@@ -405,6 +410,8 @@ async function registerMetrics(app: FastifyInstance, options: MetricsPluginOptio
     } catch (error) {
       request.log.warn({ err: error }, 'metrics: refreshing gauges before the scrape failed');
     }
+    metrics.processResidentMemory.set(process.memoryUsage.rss());
+    metrics.processHeapUsed.set(process.memoryUsage().heapUsed);
     reply.header('content-type', CONTENT_TYPE);
     return metrics.registry.expose();
   });
