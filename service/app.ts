@@ -19,7 +19,7 @@ import { AnswerCache, NO_STORE } from './etag.ts';
 import { createMetrics, metricsPlugin } from './metrics.ts';
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
-import { fallbackRoutes } from './routes/fallback.ts';
+import { fallbackRoutes, rejectEmptyParams } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
 import { v1Routes } from './routes/v1.ts';
@@ -144,6 +144,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const authenticate = createAuthenticator(config.auth);
   const answers = new AnswerCache(ANSWER_CACHE);
   await app.register(async (quotes) => {
+    quotes.addHook('onRequest', rejectEmptyParams);
     quotes.addHook('onRequest', (request, _reply, done) => done(authenticate(request)));
     await quotes.register(quoteRoutes, { catalogue, answers });
     await quotes.register(v1Routes, { catalogue, answers });

@@ -20,7 +20,6 @@ import {
   normaliseFields,
   normaliseFilters,
   normaliseSort,
-  parsePositiveInt,
   QUOTE_FIELDS,
   QueryError,
   type QuoteField,
@@ -34,8 +33,10 @@ import { badRequest } from './errors.ts';
 /** Longest accepted query string (after `?`, before decoding). Legitimate queries are far shorter. */
 export const MAX_QUERY_LENGTH = 8192;
 /**
- * Highest accepted page number. It keeps `(page - 1) * limit` an exact integer for every
- * backend; a page within it but past the last page is a 404 naming the last page.
+ * Highest page number sent to a backend: it keeps `(page - 1) * limit` an exact integer for
+ * every backend. A larger page is still a valid page (the contract sets no upper bound) and lies
+ * past the last page of any catalogue of fewer than a billion quotes: it is queried as
+ * `MAX_PAGE + 1`, so that its 404 can name the last page.
  */
 export const MAX_PAGE = 1_000_000_000;
 /** At most this many `sort` keys (and `order` values): there are only nine distinct keys. */
@@ -55,6 +56,8 @@ export const V1_FIELDS: readonly QuoteField[] = normaliseFields([
   'source',
   'quote',
 ]) as readonly QuoteField[];
+
+const V1_PATH = '/api/v1/quotes';
 
 /** Decoded query parameters: name → values in arrival order. Names keep their first-arrival order. */
 export type RawQuery = Map<string, string[]>;
@@ -80,12 +83,15 @@ const EXPECTED: Record<string, string> = {
   work_id: 'an integer ≥ 1',
   sort: `one or more of ${list(SORT_FIELDS)}, comma-separated or repeated`,
   order: 'asc or desc, once for every sort key or once per sort key',
-  page: `an integer from 1 to ${MAX_PAGE}`,
+  page: 'an integer ≥ 1',
   limit: `an integer from 1 to ${MAX_LIMIT}`,
   fields: `one or more of ${list(QUOTE_FIELDS)}, comma-separated`,
   orderby: `one of ${list(V1_ORDER_FIELDS)}`,
 };
-const expected = (name: string) => EXPECTED[name] ?? `a text of 1 to ${MAX_VALUE_LENGTH} characters`;
+/** On `/api/v1/quotes`, `sort` is the direction: what it accepts there. */
+const V1_EXPECTED: Record<string, string> = { ...EXPECTED, sort: 'asc or desc' };
+const expected = (name: string, path?: string) =>
+  (path === V1_PATH ? V1_EXPECTED : EXPECTED)[name] ?? `a text of 1 to ${MAX_VALUE_LENGTH} characters`;
 
 /**
  * Splits and decodes the query string of a request URL (`request.raw.url`). `+` and `%20` decode
@@ -97,7 +103,9 @@ export function readQuery(url: string): RawQuery {
   const params: RawQuery = new Map();
   const start = url.indexOf('?');
   if (start === -1) return params;
-  const raw = url.slice(start + 1);
+  // A fragment is never part of the query (clients do not send one; the router ignores it too).
+  const hash = url.indexOf('#', start);
+  const raw = url.slice(start + 1, hash === -1 ? undefined : hash);
   if (raw.length > MAX_QUERY_LENGTH) {
     throw badRequest(`the query string must be at most ${MAX_QUERY_LENGTH} characters, got ${raw.length}`);
   }
@@ -161,12 +169,12 @@ function checkParams(
       throw badRequest(`${what}; ${path} accepts ${list(allowed)}`);
     }
     for (const value of values) {
-      if (value === '') throw badRequest(`${name} must not be empty; expected ${expected(name)}`);
+      if (value === '') throw badRequest(`${name} must not be empty; expected ${expected(name, path)}`);
       if (value.includes('\0')) throw badRequest(`${name} must not contain NUL characters`);
     }
     if (values.length > 1 && !repeatable.has(name)) {
       throw badRequest(
-        `${name} must be given at most once, got ${values.length} values; expected ${expected(name)}`,
+        `${name} must be given at most once, got ${values.length} values; expected ${expected(name, path)}`,
       );
     }
   }
@@ -241,19 +249,24 @@ function withoutImpliedTieBreak(sort: SortKey[]): SortKey[] {
   return last?.field === 'id' && last.direction === 'asc' ? sort.slice(0, -1) : sort;
 }
 
-function readInt(params: RawQuery, name: string, max: number, fallback: number): number {
-  const value = params.get(name)?.[0];
+/** A decimal integer ≥ 1 without sign or leading zeros, of any size. */
+const DIGITS = /^[1-9][0-9]*$/;
+
+function readLimit(params: RawQuery, fallback: number): number {
+  const value = params.get('limit')?.[0];
   if (value === undefined) return fallback;
-  let n: number | undefined;
-  try {
-    n = parsePositiveInt(name, value);
-  } catch {
-    n = undefined;
+  if (!DIGITS.test(value) || value.length > 3 || Number(value) > MAX_LIMIT) {
+    throw badRequest(`limit must be an integer from 1 to ${MAX_LIMIT}, got '${shorten(value)}'`);
   }
-  if (n === undefined || n > max) {
-    throw badRequest(`${name} must be an integer from 1 to ${max}, got '${shorten(value)}'`);
-  }
-  return n;
+  return Number(value);
+}
+
+/** Any integer ≥ 1; pages beyond {@link MAX_PAGE} are queried as `MAX_PAGE + 1` (past the last). */
+function readPage(params: RawQuery): number {
+  const value = params.get('page')?.[0];
+  if (value === undefined) return 1;
+  if (!DIGITS.test(value)) throw badRequest(`page must be an integer ≥ 1, got '${shorten(value)}'`);
+  return Math.min(Number(value), MAX_PAGE + 1);
 }
 
 function readFields(params: RawQuery): readonly QuoteField[] | null {
@@ -273,8 +286,8 @@ export function parseListQuery(params: RawQuery): ListQuery {
   return {
     filters: readFilters(params),
     sort: readSort(params),
-    page: readInt(params, 'page', MAX_PAGE, 1),
-    limit: readInt(params, 'limit', MAX_LIMIT, DEFAULT_LIMIT),
+    page: readPage(params),
+    limit: readLimit(params, DEFAULT_LIMIT),
     fields: readFields(params),
   };
 }
@@ -285,24 +298,24 @@ export function parseRandomQuery(params: RawQuery): RandomQuery {
   return { filters: readFilters(params), fields: readFields(params) };
 }
 
-/** `GET /quotes/{id}`: the id (an integer ≥ 1) and `fields` only (contract section 5). */
+/**
+ * `GET /quotes/{id}`: the id (an integer ≥ 1) and `fields` only (contract section 5). `id` is
+ * null for an integer beyond the safe range: a valid id that no quote can have (the indexer only
+ * accepts safe integers), which the route answers 404 once the parameters have passed.
+ */
 export function parseIdQuery(
   id: string,
   params: RawQuery,
-): { id: number; fields: readonly QuoteField[] | null } {
-  let n: number;
-  try {
-    n = parsePositiveInt('id', id);
-  } catch {
-    throw badRequest(`id must be an integer ≥ 1, got '${shorten(id)}'`);
-  }
+): { id: number | null; fields: readonly QuoteField[] | null } {
+  if (!DIGITS.test(id)) throw badRequest(`id must be an integer ≥ 1, got '${shorten(id)}'`);
   checkParams(params, '/quotes/{id}', ID_PARAMS, NONE_REPEATABLE);
-  return { id: n, fields: readFields(params) };
+  const n = Number(id);
+  return { id: Number.isSafeInteger(n) ? n : null, fields: readFields(params) };
 }
 
 /** `GET /api/v1/quotes`: genre (required), page, limit, orderby, sort as direction (section 6). */
 export function parseV1Query(params: RawQuery): ListQuery {
-  checkParams(params, '/api/v1/quotes', V1_PARAMS, V1_REPEATABLE);
+  checkParams(params, V1_PATH, V1_PARAMS, V1_REPEATABLE);
   if (!params.has('genre')) {
     throw badRequest(`genre is required on /api/v1/quotes; give one or more genres, e.g. genre=fiction`);
   }
@@ -319,8 +332,8 @@ export function parseV1Query(params: RawQuery): ListQuery {
         direction: sortValue === undefined ? 'asc' : direction('sort', sortValue),
       },
     ],
-    page: readInt(params, 'page', MAX_PAGE, 1),
-    limit: readInt(params, 'limit', MAX_LIMIT, V1_DEFAULT_LIMIT),
+    page: readPage(params),
+    limit: readLimit(params, V1_DEFAULT_LIMIT),
     fields: V1_FIELDS,
   };
 }

@@ -12,7 +12,7 @@ import {
   QUOTE_FIELDS,
   SORT_FIELDS,
 } from './catalogue/port.ts';
-import { MAX_PAGE, V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
+import { V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
 
 /** The contract's Error object (section 2). */
 export const ErrorSchema = Type.Object(
@@ -185,7 +185,7 @@ export const listQuotesSchema = {
           examples: ['desc', 'asc,desc'],
         }),
       ),
-      page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+      page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 5 })),
       fields: fieldsParam,
     },
@@ -237,7 +237,7 @@ export const v1QuotesSchema = {
         maxItems: MAX_FILTER_VALUES,
         description: 'Required. Genre, folded; repeat for any of several.',
       }),
-      page: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 })),
+      page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: V1_DEFAULT_LIMIT })),
       orderby: Type.Optional(
         Type.Union(

@@ -176,7 +176,8 @@ export const MAX_FILTER_VALUES = 20;
 export const MAX_VALUE_LENGTH = 200;
 
 const MARKS = /\p{M}/gu;
-const SPACES = /\s+/gu;
+// Unicode White_Space: JavaScript's \s lacks U+0085 (NEXT LINE), which the engines treat as space.
+const SPACES = /[\s\u0085]+/gu;
 const WORD = /[\p{L}\p{N}]+/gu;
 
 /**

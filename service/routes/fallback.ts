@@ -9,16 +9,38 @@ import { methodNotAllowed, notFound } from '../errors.ts';
 
 export async function fallbackRoutes(app: FastifyInstance): Promise<void> {
   const reject = async (request: FastifyRequest) => {
-    const url = request.raw.url ?? '/';
-    const query = url.indexOf('?');
-    const path = query === -1 ? url : url.slice(0, query);
+    const path = pathOf(request);
     // A GET lands here too when a wildcard route finds nothing (a missing docs asset): that is a 404.
     const other = request.method !== 'GET' && request.method !== 'HEAD';
-    if (other && app.findRoute({ method: 'GET', url: path }) !== null) {
-      throw methodNotAllowed(request.method, path);
-    }
-    throw notFound(`No resource at ${path.length > 100 ? `${path.slice(0, 100)}…` : path}`);
+    const route = other ? app.findRoute({ method: 'GET', url: path }) : null;
+    if (route !== null && !hasEmptyParam(route.params)) throw methodNotAllowed(request.method, path);
+    throw unknownPath(path);
   };
   app.addHook('onRequest', reject);
   app.setNotFoundHandler(reject);
+}
+
+/**
+ * `onRequest` hook for scopes with parametric routes: the router lets a parameter match an empty
+ * segment (`/quotes/` matches `/quotes/:id`), but such a path is no resource, like every other
+ * trailing slash (`/health/`, `/api/v1/quotes/`). It answers the unknown path's 404 before the
+ * scope's own hooks (authentication), as the fallback would.
+ */
+export async function rejectEmptyParams(request: FastifyRequest): Promise<void> {
+  if (hasEmptyParam(request.params)) throw unknownPath(pathOf(request));
+}
+
+function hasEmptyParam(params: unknown): boolean {
+  if (typeof params !== 'object' || params === null) return false;
+  return Object.values(params).some((value) => value === '');
+}
+
+function pathOf(request: FastifyRequest): string {
+  const url = request.raw.url ?? '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+function unknownPath(path: string) {
+  return notFound(`No resource at ${path.length > 100 ? `${path.slice(0, 100)}…` : path}`);
 }

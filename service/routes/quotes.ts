@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CatalogueIndex, type ListQuery, type QuoteProjection, totalPages } from '../catalogue/port.ts';
 import { notFound } from '../errors.ts';
 import { type AnswerCache, CACHEABLE, etagFor, ifNoneMatchHits, NO_STORE } from '../etag.ts';
-import { listKey, parseIdQuery, parseListQuery, parseRandomQuery, readQuery } from '../query.ts';
+import { listKey, MAX_PAGE, parseIdQuery, parseListQuery, parseRandomQuery, readQuery } from '../query.ts';
 import { listQuotesSchema, quoteByIdSchema, randomQuoteSchema } from '../schemas.ts';
 
 /** The body of a list answer, before the route wraps it. */
@@ -25,8 +25,10 @@ export async function listPage(catalogue: CatalogueIndex, query: ListQuery): Pro
   if (total === 0) throw notFound('No quote matches the given filters');
   const pages = totalPages(total, query.limit);
   if (query.page > pages || items.length === 0) {
+    // Pages above MAX_PAGE reach the backend as MAX_PAGE + 1 (see query.ts).
+    const asked = query.page > MAX_PAGE ? `above ${MAX_PAGE}` : String(query.page);
     throw notFound(
-      `page ${query.page} is past the last page; the last page is ${pages} (${total} quotes, ${query.limit} per page)`,
+      `page ${asked} is past the last page; the last page is ${pages} (${total} quotes, ${query.limit} per page)`,
     );
   }
   return {
@@ -74,8 +76,14 @@ export async function answer(
     .send(body);
 }
 
+/** No body, but the content-type of the representation it stands for, like every other response. */
 function notModified(reply: FastifyReply, etag: string): FastifyReply {
-  return reply.code(304).header('etag', etag).header('cache-control', CACHEABLE).send();
+  return reply
+    .code(304)
+    .header('etag', etag)
+    .header('cache-control', CACHEABLE)
+    .type('application/json; charset=utf-8')
+    .send();
 }
 
 export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOptions): Promise<void> {
@@ -95,6 +103,7 @@ export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOpti
 
   app.get<{ Params: { id: string } }>('/quotes/:id', { schema: quoteByIdSchema }, async (request, reply) => {
     const { id, fields } = parseIdQuery(request.params.id, readQuery(request.raw.url ?? ''));
+    if (id === null) throw notFound(`No quote has id ${request.params.id}`);
     return answer(options, request, reply, JSON.stringify(['id', id, fields]), async () => {
       const quote = await catalogue.get(id, fields);
       if (quote === null) throw notFound(`No quote has id ${id}`);
