@@ -8,6 +8,7 @@ import {
   MAX_FILTER_VALUES,
   MAX_VALUE_LENGTH,
   matches,
+  NO_ID,
   normaliseFields,
   normaliseFilters,
   normaliseSort,
@@ -228,5 +229,19 @@ describe('matches', () => {
     expect(like('paul jean')).toEqual([31]);
     expect(like('usten')).toEqual([]);
     expect(like('o conn')).toEqual([23]);
+  });
+});
+
+describe('filter value rules at the edges', () => {
+  it('counts a value length in code points, as the indexer does', () => {
+    const astral = '𝔄'.repeat(MAX_VALUE_LENGTH);
+    expect(normaliseFilters({ author: [astral] }).author).toEqual([fold(astral)]);
+    expect(() => normaliseFilters({ author: [`${astral}x`] })).toThrow(/at most 200 characters, got 201/);
+  });
+
+  it('accepts ids beyond the safe range as ids no quote has', () => {
+    expect(normaliseFilters({ author_id: ['99999999999999999999', '7'] }).author_id).toEqual([NO_ID, 7]);
+    expect(() => normaliseFilters({ work_id: ['0'] })).toThrow(QueryError);
+    expect(() => normaliseFilters({ work_id: ['-3'] })).toThrow(/work_id must be an integer ≥ 1, got '-3'/);
   });
 });

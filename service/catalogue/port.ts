@@ -237,7 +237,7 @@ export function normaliseFilters(raw: RawFilters): Filters {
     switch (name) {
       case 'author_id':
       case 'work_id':
-        filters[name] = unique(values.map((v) => parsePositiveInt(name, v)));
+        filters[name] = unique(values.map((v) => parseIdValue(name, v)));
         break;
       case 'author_like':
       case 'work_like':
@@ -309,8 +309,13 @@ export class QueryError extends Error {
 
 function checkValue(name: string, value: string): void {
   if (value.length === 0) throw new QueryError(name, `${name} must not be empty`);
+  // Characters are code points, as the indexer counts them: a 200-character name written in
+  // astral letters must stay searchable. UTF-16 length is an upper bound, so it gates the count.
   if (value.length > MAX_VALUE_LENGTH) {
-    throw new QueryError(name, `${name} must be at most ${MAX_VALUE_LENGTH} characters, got ${value.length}`);
+    const length = codePointLength(value);
+    if (length > MAX_VALUE_LENGTH) {
+      throw new QueryError(name, `${name} must be at most ${MAX_VALUE_LENGTH} characters, got ${length}`);
+    }
   }
 }
 
@@ -324,6 +329,20 @@ export function parsePositiveInt(name: string, value: string): number {
   }
   throw new QueryError(name, `${name} must be an integer ≥ 1, got '${value}'`);
 }
+
+/**
+ * An id filter value: any decimal integer ≥ 1. One beyond the safe integer range is valid but no
+ * quote can have it, so it becomes 0, an id that matches nothing (ids are ≥ 1).
+ */
+function parseIdValue(name: string, value: string): number {
+  if (!/^[1-9][0-9]*$/.test(value))
+    throw new QueryError(name, `${name} must be an integer ≥ 1, got '${value}'`);
+  const id = Number(value);
+  return Number.isSafeInteger(id) ? id : NO_ID;
+}
+
+/** An id no quote has: filters on it match nothing. */
+export const NO_ID = 0;
 
 function unique<T>(values: T[]): T[] {
   return [...new Set(values)];

@@ -131,7 +131,10 @@ describe('GET /api/v1/quotes', () => {
       ['genre=lyric&sort=author', /^sort must be asc or desc, got 'author'$/],
       ['genre=lyric&limit=101', /^limit must be an integer from 1 to 100, got '101'$/],
       ['genre=lyric&page=0', /^page must be an integer ≥ 1, got '0'$/],
-      ['genre=lyric&sort=asc&sort=desc', /^sort must be given at most once, got 2 values; expected asc or desc$/],
+      [
+        'genre=lyric&sort=asc&sort=desc',
+        /^sort must be given at most once, got 2 values; expected asc or desc$/,
+      ],
       ['genre=lyric&page=1&page=1', /^page must be given at most once/],
       ['genre=lyric&orderby=work&orderby=author', /^orderby must be given at most once/],
     ];
