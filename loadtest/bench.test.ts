@@ -81,6 +81,8 @@ describe('npm run bench --quick', () => {
     expectMeasured('bare', results.bare);
     expectMeasured('service GET /quotes', results.serviceQuotes);
     expectMeasured('mix', results.mix);
+    expect(results.mixAtRate?.rate).toBe(100);
+    expectMeasured('mixAtRate', results.mixAtRate);
     expectMeasured('by id', results.byId);
     for (const kind of MIX_KINDS) expectMeasured(`kind ${kind}`, results.byKind[kind]);
     expect(results.ratio).toBeCloseTo(results.serviceQuotes.rps / results.bare.rps, 10);
@@ -100,6 +102,7 @@ describe('npm run bench --quick', () => {
     expect(report.targets.map((t) => t.name)).toEqual([
       'GET /quotes: service / bare Fastify',
       'uncached mix p99 (ms)',
+      'uncached mix p99 at 100 req/s (ms)',
       'service peak RSS (MB)',
       'Redis store cost vs memory store',
       'runs with failed requests',

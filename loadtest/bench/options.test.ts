@@ -10,6 +10,7 @@ describe('parseBenchArgs', () => {
       count: 200_000,
       duration: 10,
       connections: 50,
+      mixRate: 500,
       seed: 1,
       quick: false,
       out: join(ROOT, 'loadtest/results/latest.json'),
@@ -20,7 +21,12 @@ describe('parseBenchArgs', () => {
   });
 
   it('makes --quick small and short unless told otherwise', () => {
-    expect(parseBenchArgs(['--quick'], ROOT)).toMatchObject({ quick: true, count: 10_000, duration: 2 });
+    expect(parseBenchArgs(['--quick'], ROOT)).toMatchObject({
+      quick: true,
+      count: 10_000,
+      duration: 2,
+      mixRate: 100,
+    });
     expect(parseBenchArgs(['--quick', '--count', '1000', '--duration=1'], ROOT)).toMatchObject({
       count: 1000,
       duration: 1,

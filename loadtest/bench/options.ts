@@ -13,6 +13,7 @@ peak memory. Prints a markdown table and writes a JSON report.
   --count N         quotes in the catalogue (default 200000; 10000 with --quick)
   --duration S      seconds per measured run (default 10; 2 with --quick)
   --connections C   concurrent connections (default 50)
+  --mix-rate R      requests per second of the open-loop mix run (default 500; 100 with --quick)
   --seed S          generator seed (default 1)
   --quick           short runs on a small catalogue: a check that everything works
   --out FILE        JSON report (default loadtest/results/latest.json)
@@ -30,6 +31,8 @@ export interface BenchOptions {
   count: number;
   duration: number;
   connections: number;
+  /** Arrival rate of the open-loop mix run: latency at a sustained load, not at saturation. */
+  mixRate: number;
   seed: number;
   quick: boolean;
   out: string;
@@ -68,6 +71,7 @@ export function parseBenchArgs(
         count: { type: 'string' },
         duration: { type: 'string' },
         connections: { type: 'string' },
+        'mix-rate': { type: 'string' },
         seed: { type: 'string' },
         quick: { type: 'boolean' },
         out: { type: 'string' },
@@ -89,6 +93,7 @@ export function parseBenchArgs(
     count: integer('count', str('count'), quick ? 10_000 : 200_000, 1, 10_000_000),
     duration: integer('duration', str('duration'), quick ? 2 : 10, 1, 3600),
     connections: integer('connections', str('connections'), 50, 1, 1000),
+    mixRate: integer('mix-rate', str('mix-rate'), quick ? 100 : 500, 1, 1_000_000),
     seed: integer('seed', str('seed'), 1, 0, 0xffff_ffff),
     quick,
     out: path(str('out'), 'loadtest/results/latest.json'),

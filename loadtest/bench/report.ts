@@ -28,6 +28,8 @@ export interface BenchConfig {
   /** Distinct paths of the uncached mix, and of the by-id run. */
   mixPaths: number;
   idPaths: number;
+  /** Requests per second of the open-loop mix run. */
+  mixRate?: number;
 }
 
 /** The Redis-store comparison, or why it did not run. */
@@ -52,7 +54,10 @@ export interface BenchResults {
   serviceQuotes: LoadResult;
   /** serviceQuotes.rps / bare.rps. */
   ratio: number;
+  /** The mix with every connection sending as fast as it is answered: throughput at saturation. */
   mix: LoadResult;
+  /** The mix at a fixed arrival rate (open loop): latency under a sustained load. */
+  mixAtRate?: LoadResult & { rate: number };
   /** Each kind of the mix on its own (shorter runs): where the mix's latency comes from. */
   byKind: Partial<Record<MixKind, LoadResult>>;
   byId: LoadResult;
@@ -113,6 +118,9 @@ export function failures(results: BenchResults): string[] {
     ['bare GET /quotes', results.bare],
     ['service GET /quotes', results.serviceQuotes],
     ['uncached mix', results.mix],
+    ...(results.mixAtRate === undefined
+      ? []
+      : [['uncached mix at a fixed rate', results.mixAtRate] as [string, LoadResult]]),
     ['by id', results.byId],
     ...Object.entries(results.byKind).map(([kind, r]) => [`mix kind ${kind}`, r] as [string, LoadResult]),
   ];
@@ -155,6 +163,16 @@ export function evaluate(results: BenchResults, count: number): TargetResult[] {
       value: results.mix.p99,
       pass: results.mix.p99 <= p99Target,
     },
+    ...(results.mixAtRate === undefined
+      ? []
+      : [
+          {
+            name: `uncached mix p99 at ${results.mixAtRate.rate} req/s (ms)`,
+            target: `≤ ${p99Target}`,
+            value: results.mixAtRate.p99,
+            pass: results.mixAtRate.p99 <= p99Target,
+          },
+        ]),
     {
       name: 'service peak RSS (MB)',
       target: `≤ ${TARGETS.serviceRssBytes / 1e6}`,
@@ -213,7 +231,12 @@ export function table(report: BenchReport): string {
     `| indexing | ${r.indexing.seconds.toFixed(1)} s, peak RSS ${mb(r.indexing.peakRssBytes)} |`,
     `| GET /quotes, bare Fastify | ${run(r.bare)} |`,
     `| GET /quotes, service (Basic auth) | ${run(r.serviceQuotes)} |`,
-    `| uncached mix (${int.format(c.mixPaths)} distinct paths) | ${run(r.mix)} |`,
+    `| uncached mix (${int.format(c.mixPaths)} distinct paths), ${c.connections} connections flat out | ${run(r.mix)} |`,
+    ...(r.mixAtRate === undefined
+      ? []
+      : [
+          `| uncached mix, open loop at ${int.format(r.mixAtRate.rate)} req/s (other distinct paths) | ${run(r.mixAtRate)} |`,
+        ]),
     ...Object.entries(r.byKind).map(([kind, k]) => `| &nbsp;&nbsp;mix kind \`${kind}\` alone | ${run(k)} |`),
     `| by id (${int.format(c.idPaths)} random ids) | ${run(r.byId)} |`,
     `| service RSS idle / peak | ${mb(r.service.idleRssBytes)} / ${mb(r.service.peakRssBytes)} |`,
