@@ -11,7 +11,7 @@
  * - quote: 1 to {@link MAX_QUOTE_LENGTH}; source: at most {@link MAX_URL_LENGTH};
  * - text must hold something other than white space.
  */
-import { codePointLength, MAX_VALUE_LENGTH, type Quote } from '../service/catalogue/port.ts';
+import { codePointLength, MAX_VALUE_LENGTH, QUOTE_FIELDS, type Quote } from '../service/catalogue/port.ts';
 
 /** One thing wrong with the input, as the indexer reports it. */
 export interface Problem {
@@ -31,19 +31,7 @@ export const MAX_URL_LENGTH = 2_000;
 /** Problems kept for the report; later ones are only counted. */
 export const DEFAULT_MAX_PROBLEMS = 1_000;
 
-const KNOWN_FIELDS = new Set<string>([
-  'id',
-  'author',
-  'author_id',
-  'work',
-  'work_id',
-  'category',
-  'genre',
-  'publish_date',
-  'quote_length',
-  'source',
-  'quote',
-]);
+const KNOWN_FIELDS = new Set<string>(QUOTE_FIELDS);
 /** Distinct unknown field names remembered for the warning; a file of random keys stays bounded. */
 const MAX_UNKNOWN_NAMES = 50;
 
