@@ -14,7 +14,11 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only. The `node` devDependency (the Node 24 binary the repository pins
 # for development) is not needed: this image's own Node is 24. No dependency needs an install script.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# Development tools are dropped from package.json first: the lock file may lack platform builds of
+# dev tools (Biome) that some registries do not carry, and npm ci would refuse it for their sake.
+RUN npm pkg delete devDependencies \
+ && npm install --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production \

@@ -183,7 +183,8 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
     const stages = [...dockerfile.matchAll(/^FROM \$\{NODE_IMAGE\} AS (\w+)$/gm)].map((m) => m[1]);
     expect(stages).toEqual(['deps', 'runtime']);
-    expect(dockerfile).toMatch(/npm ci --omit=dev/);
+    expect(dockerfile).toMatch(/npm pkg delete devDependencies/);
+    expect(dockerfile).toMatch(/npm install --omit=dev/);
     expect(dockerfile).toMatch(/COPY --from=deps \/app\/node_modules/);
   });
 
