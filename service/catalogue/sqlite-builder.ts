@@ -1,33 +1,42 @@
 /**
- * The embedded catalogue's write side: builds a complete index file beside the live one and
+ * The embedded catalogue's write side: builds a complete catalogue file beside the live one and
  * renames it over the live path in one atomic step, so readers see the old file or the new one.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
   type CatalogueBuilder,
   type CatalogueInfo,
   type CatalogueLogger,
+  compareCodePoints,
   fold,
   type Quote,
   wordSet,
 } from './port.ts';
 import {
+  type ColumnName,
+  type Columns,
   CREATE_TABLES,
-  createIndexStatements,
-  genreTokens,
+  DISPLAY_FIELDS,
+  dictionaryColumn,
   META_COUNT,
+  META_ENDIANNESS,
   META_FORMAT,
   META_VERSION,
   SCHEMA_FORMAT,
+  type TextDictionary,
 } from './sqlite-schema.ts';
 
 /** Quotes per write transaction: commits are rare however small the batches given to add(). */
 const ROWS_PER_TRANSACTION = 50_000;
-/** Page cache of the build connection, in KiB (negative cache_size). Also bounds the index sorter. */
-const BUILD_CACHE_KIB = 32 * 1024;
+/**
+ * Page cache of the build connection, in KiB (negative cache_size). Texts are appended in id
+ * order and the columns are written once: no index is sorted in the file, so a small cache does.
+ */
+const BUILD_CACHE_KIB = 8 * 1024;
 /** Folded forms remembered: names, titles, categories and genres repeat across many quotes. */
 const FOLD_CACHE_SIZE = 50_000;
 
@@ -39,10 +48,9 @@ export interface SqliteBuilderOptions {
 
 /**
  * Starts a build of a new catalogue file, in a temp file beside `path` (its directory is created
- * if missing). Memory stays flat however many quotes are added: rows go straight to the file
- * (journal off, synchronous off, big transactions, indexes built once at the end), and only the
- * ids of authors and works already seen (to write each one's name and words once) and a bounded
- * cache of folded strings are kept.
+ * if missing). Texts go straight to the file (journal off, synchronous off, big transactions).
+ * In memory the build keeps 16 bytes per quote (id, length, profile) plus its profiles and their
+ * dictionaries, from which commit() computes the reader's columns (sqlite-schema.ts).
  */
 export async function createSqliteBuilder(options: SqliteBuilderOptions): Promise<CatalogueBuilder> {
   const dir = dirname(options.path);
@@ -81,40 +89,19 @@ class SqliteBuilder implements CatalogueBuilder {
   readonly #tempPath: string;
   readonly #path: string;
   readonly #logger: CatalogueLogger | undefined;
-  readonly #insertQuote: StatementSync;
   readonly #insertText: StatementSync;
-  readonly #insertGenre: StatementSync;
-  readonly #insertAuthor: StatementSync;
-  readonly #insertWork: StatementSync;
-  readonly #insertAuthorWord: StatementSync;
-  readonly #insertWorkWord: StatementSync;
-  readonly #authors = new Set<number>();
-  readonly #works = new Set<number>();
   readonly #folded = new Map<string, string>();
+  readonly #quotes = new QuoteColumns();
+  readonly #profiles = new ProfileTable();
   #state: State = 'open';
-  #count = 0;
   #inTransaction = 0;
-  #lastId = Number.NEGATIVE_INFINITY;
-  /** False once a quote arrives with a smaller id than the one before it. */
-  #idOrdered = true;
 
   constructor(db: DatabaseSync, tempPath: string, path: string, logger: CatalogueLogger | undefined) {
     this.#db = db;
     this.#tempPath = tempPath;
     this.#path = path;
     this.#logger = logger;
-    this.#insertQuote = db.prepare(`
-      INSERT INTO quotes (id, ord, author_id, work_id, quote_length, category_key, genre_key, genre_keys,
-        author_key, work_key, publish_date)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.#insertText = db.prepare(
-      'INSERT INTO texts (id, author, work, category, genre, source, quote) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    );
-    this.#insertGenre = db.prepare('INSERT INTO quote_genres (genre_key, quote_id) VALUES (?, ?)');
-    this.#insertAuthor = db.prepare('INSERT INTO authors (author_id, author_key) VALUES (?, ?)');
-    this.#insertWork = db.prepare('INSERT INTO works (work_id, work_key) VALUES (?, ?)');
-    this.#insertAuthorWord = db.prepare('INSERT OR IGNORE INTO author_words (word, author_id) VALUES (?, ?)');
-    this.#insertWorkWord = db.prepare('INSERT OR IGNORE INTO work_words (word, work_id) VALUES (?, ?)');
+    this.#insertText = db.prepare('INSERT INTO texts (id, source, quote) VALUES (?, ?, ?)');
   }
 
   async add(quotes: readonly Quote[]): Promise<void> {
@@ -130,22 +117,24 @@ class SqliteBuilder implements CatalogueBuilder {
     this.#assertOpen('commit');
     const started = performance.now();
     const version = newVersion();
+    const count = this.#quotes.count;
     try {
       this.#flush();
-      // Readers rely on `ord` following id order (id-sorted pages are `ord` ranges). Input in id
-      // order, the usual case, already numbers them so; otherwise renumber once here.
-      if (!this.#idOrdered) {
-        this.#db.exec(`UPDATE quotes SET ord = ranked.n
-          FROM (SELECT id, row_number() OVER (ORDER BY id) - 1 AS n FROM quotes) AS ranked
-          WHERE quotes.id = ranked.id`);
-      }
-      for (const sql of createIndexStatements()) this.#db.exec(sql);
-      // Sampled statistics (analysis_limit) are enough for the planner and keep ANALYZE fast.
-      this.#db.exec('PRAGMA analysis_limit = 2000; ANALYZE;');
+      // The texts are written: the page cache has nothing left to offer the columns' computation.
+      this.#db.exec('PRAGMA shrink_memory');
+      this.#db.exec('BEGIN');
+      const insert = this.#db.prepare('INSERT INTO columns (name, data) VALUES (?, ?)');
+      writeColumns(this.#quotes, this.#profiles, {
+        column: (name, array) =>
+          insert.run(name, new Uint8Array(array.buffer, array.byteOffset, array.byteLength)),
+        dictionary: (name, values) => insert.run(dictionaryColumn(name), JSON.stringify(values)),
+      });
       const meta = this.#db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
       meta.run(META_FORMAT, SCHEMA_FORMAT);
       meta.run(META_VERSION, version);
-      meta.run(META_COUNT, String(this.#count));
+      meta.run(META_COUNT, String(count));
+      meta.run(META_ENDIANNESS, endianness());
+      this.#db.exec('COMMIT');
       // Readers open the file read-only: it must need no journal recovery and create no -wal/-shm
       // files beside the live path, so it leaves the build in the plain rollback-journal mode.
       this.#db.exec('PRAGMA journal_mode = DELETE;');
@@ -159,9 +148,14 @@ class SqliteBuilder implements CatalogueBuilder {
       throw error;
     }
     this.#state = 'committed';
-    const info = { version, count: this.#count };
+    const info = { version, count };
     this.#logger?.info(
-      { path: this.#path, ...info, finishMs: Math.round(performance.now() - started) },
+      {
+        path: this.#path,
+        ...info,
+        profiles: this.#profiles.count,
+        finishMs: Math.round(performance.now() - started),
+      },
       'sqlite catalogue committed',
     );
     return info;
@@ -175,47 +169,15 @@ class SqliteBuilder implements CatalogueBuilder {
   }
 
   #insert(quote: Quote): void {
-    const genreKeys = [...new Set(quote.genre.map((g) => this.#fold(g)))];
-    const authorKey = this.#fold(quote.author);
-    const workKey = this.#fold(quote.work);
-    this.#insertQuote.run(
-      quote.id,
-      this.#count,
-      quote.author_id,
-      quote.work_id,
-      quote.quote_length,
-      this.#fold(quote.category),
-      this.#fold(quote.genre[0] ?? ''),
-      genreTokens(genreKeys),
-      authorKey,
-      workKey,
-      quote.publish_date,
-    );
-    this.#insertText.run(
-      quote.id,
-      quote.author,
-      quote.work,
-      quote.category,
-      JSON.stringify(quote.genre),
-      quote.source,
-      quote.quote,
-    );
-    this.#count++;
-    if (quote.id < this.#lastId) this.#idOrdered = false;
-    this.#lastId = quote.id;
-    for (const key of genreKeys) this.#insertGenre.run(key, quote.id);
+    // First, so that a duplicate id fails before anything else records the quote.
+    this.#insertText.run(quote.id, quote.source, quote.quote);
+    const profiles = this.#profiles;
+    const { profile, authorIsNew, workIsNew } = profiles.intern(quote, (text) => this.#fold(text));
+    this.#quotes.push(quote.id, quote.quote_length, profile);
     // author_id names one author and work_id one (work, author) (contract section 3, checked by
-    // the indexer), so each id's words are written once.
-    if (!this.#authors.has(quote.author_id)) {
-      this.#authors.add(quote.author_id);
-      this.#insertAuthor.run(quote.author_id, authorKey);
-      for (const word of wordSet(quote.author)) this.#insertAuthorWord.run(word, quote.author_id);
-    }
-    if (!this.#works.has(quote.work_id)) {
-      this.#works.add(quote.work_id);
-      this.#insertWork.run(quote.work_id, workKey);
-      for (const word of wordSet(quote.work)) this.#insertWorkWord.run(word, quote.work_id);
-    }
+    // the indexer), so each id's words are recorded once.
+    if (authorIsNew) profiles.authorWords.add(wordSet(quote.author), quote.author_id);
+    if (workIsNew) profiles.workWords.add(wordSet(quote.work), quote.work_id);
   }
 
   #fold(text: string): string {
@@ -238,6 +200,333 @@ class SqliteBuilder implements CatalogueBuilder {
   #assertOpen(operation: string): void {
     if (this.#state !== 'open') throw new Error(`cannot ${operation}: the build is already ${this.#state}`);
   }
+}
+
+/** A typed array that doubles when full. */
+class Growable<T extends Float64Array | Int32Array> {
+  #array: T;
+  length = 0;
+  readonly #make: (size: number) => T;
+
+  constructor(make: (size: number) => T) {
+    this.#make = make;
+    this.#array = make(1024);
+  }
+
+  push(value: number): void {
+    if (this.length === this.#array.length) {
+      const bigger = this.#make(this.#array.length * 2);
+      bigger.set(this.#array);
+      this.#array = bigger;
+    }
+    this.#array[this.length++] = value;
+  }
+
+  get(i: number): number {
+    return this.#array[i] as number;
+  }
+
+  /** The pushed values, in a view (no copy). */
+  values(): T {
+    return this.#array.subarray(0, this.length) as T;
+  }
+}
+
+/** Per quote, in arrival order: id, quote_length and profile. */
+class QuoteColumns {
+  readonly ids = new Growable((n) => new Float64Array(n));
+  readonly lengths = new Growable((n) => new Int32Array(n));
+  readonly profiles = new Growable((n) => new Int32Array(n));
+  /** False once a quote arrives with a smaller id than the one before it. */
+  idOrdered = true;
+
+  get count(): number {
+    return this.ids.length;
+  }
+
+  push(id: number, length: number, profile: number): void {
+    if (this.ids.length > 0 && id < this.ids.get(this.ids.length - 1)) this.idOrdered = false;
+    this.ids.push(id);
+    this.lengths.push(length);
+    this.profiles.push(profile);
+  }
+}
+
+/** Distinct strings numbered in order of first appearance. */
+class Dictionary {
+  readonly values: string[] = [];
+  readonly #codes = new Map<string, number>();
+
+  code(value: string): number {
+    let code = this.#codes.get(value);
+    if (code === undefined) {
+      code = this.values.length;
+      this.values.push(value);
+      this.#codes.set(value, code);
+    }
+    return code;
+  }
+
+  /** Rank of each code when the values are ordered by code point, and the values in that order. */
+  ranks(): { rankOf: Int32Array; sorted: string[] } {
+    const order = this.values.map((_, code) => code);
+    order.sort((a, b) => compareCodePoints(this.values[a] as string, this.values[b] as string));
+    const rankOf = new Int32Array(order.length);
+    for (const [rank, code] of order.entries()) rankOf[code] = rank;
+    return { rankOf, sorted: order.map((code) => this.values[code] as string) };
+  }
+}
+
+/** (word, id) pairs of author names or work titles, for the word indexes of `_like`. */
+class WordPairs {
+  readonly words = new Dictionary();
+  readonly codes = new Growable((n) => new Int32Array(n));
+  readonly ids = new Growable((n) => new Float64Array(n));
+
+  add(words: readonly string[], id: number): void {
+    for (const word of words) {
+      this.codes.push(this.words.code(word));
+      this.ids.push(id);
+    }
+  }
+}
+
+/** The distinct profiles met so far, with codes of their values (see sqlite-schema.ts). */
+class ProfileTable {
+  readonly authorWords = new WordPairs();
+  readonly workWords = new WordPairs();
+  readonly authorKeys = new Dictionary();
+  readonly workKeys = new Dictionary();
+  readonly categories = new Dictionary();
+  readonly genres = new Dictionary();
+  readonly dates = new Dictionary();
+  readonly displayAuthors = new Dictionary();
+  readonly displayWorks = new Dictionary();
+  readonly displayCategories = new Dictionary();
+  readonly displayGenres = new Dictionary();
+  /** Distinct genre sets, as sorted genre codes; a profile refers to one by code. */
+  readonly genreSets: number[][] = [];
+  readonly authorId = new Growable((n) => new Float64Array(n));
+  readonly workId = new Growable((n) => new Float64Array(n));
+  readonly authorKey = new Growable((n) => new Int32Array(n));
+  readonly workKey = new Growable((n) => new Int32Array(n));
+  readonly category = new Growable((n) => new Int32Array(n));
+  readonly firstGenre = new Growable((n) => new Int32Array(n));
+  readonly genreSet = new Growable((n) => new Int32Array(n));
+  readonly date = new Growable((n) => new Int32Array(n));
+  /** Per profile: codes of its display strings, in the order of {@link DISPLAY_FIELDS}. */
+  readonly display = DISPLAY_FIELDS.map(() => new Growable((n) => new Int32Array(n)));
+  readonly #genreSetCodes = new Map<string, number>();
+  readonly #profiles = new Map<string, number>();
+  readonly #authors = new Set<number>();
+  readonly #works = new Set<number>();
+
+  get count(): number {
+    return this.#profiles.size;
+  }
+
+  /** The profile of a quote (a new one when unseen), and whether its author and work ids are new. */
+  intern(
+    quote: Quote,
+    fold: (text: string) => string,
+  ): { profile: number; authorIsNew: boolean; workIsNew: boolean } {
+    const { author_id: authorId, work_id: workId } = quote;
+    const genreCodes = quote.genre.map((g) => this.genres.code(fold(g)));
+    const first = genreCodes[0] ?? this.genres.code('');
+    const set = [...new Set(genreCodes)].sort((a, b) => a - b);
+    const setKey = set.join(',');
+    let setCode = this.#genreSetCodes.get(setKey);
+    if (setCode === undefined) {
+      setCode = this.genreSets.length;
+      this.genreSets.push(set);
+      this.#genreSetCodes.set(setKey, setCode);
+    }
+    const codes = [
+      this.authorKeys.code(fold(quote.author)),
+      this.workKeys.code(fold(quote.work)),
+      this.categories.code(fold(quote.category)),
+      first,
+      setCode,
+      this.dates.code(quote.publish_date),
+    ] as const;
+    const display = [
+      this.displayAuthors.code(quote.author),
+      this.displayWorks.code(quote.work),
+      this.displayCategories.code(quote.category),
+      this.displayGenres.code(JSON.stringify(quote.genre)),
+    ];
+    const signature = `${authorId} ${workId} ${codes.join(' ')} ${display.join(' ')}`;
+    let profile = this.#profiles.get(signature);
+    if (profile === undefined) {
+      profile = this.#profiles.size;
+      this.#profiles.set(signature, profile);
+      this.authorId.push(authorId);
+      this.workId.push(workId);
+      this.authorKey.push(codes[0]);
+      this.workKey.push(codes[1]);
+      this.category.push(codes[2]);
+      this.firstGenre.push(codes[3]);
+      this.genreSet.push(codes[4]);
+      this.date.push(codes[5]);
+      for (const [i, code] of display.entries()) this.display[i]?.push(code);
+    }
+    const authorIsNew = !this.#authors.has(authorId);
+    if (authorIsNew) this.#authors.add(authorId);
+    const workIsNew = !this.#works.has(workId);
+    if (workIsNew) this.#works.add(workId);
+    return { profile, authorIsNew, workIsNew };
+  }
+}
+
+/** Distinct numbers ascending, and the rank of each. */
+function numberRanks(values: Float64Array | Int32Array): {
+  sorted: Float64Array;
+  rankOf: Map<number, number>;
+} {
+  const sorted = Float64Array.from(new Set(values)).sort();
+  return { sorted, rankOf: new Map(Array.from(sorted, (value, rank) => [value, rank])) };
+}
+
+/** Counting sort: items 0..n-1 grouped by `key(i)` in 0..buckets-1, stable. Returns CSR arrays. */
+function groupBy(
+  n: number,
+  buckets: number,
+  key: (i: number) => number,
+): { start: Int32Array; items: Int32Array } {
+  const start = new Int32Array(buckets + 1);
+  for (let i = 0; i < n; i++) {
+    const b = key(i) + 1;
+    start[b] = (start[b] as number) + 1;
+  }
+  for (let b = 0; b < buckets; b++) start[b + 1] = (start[b + 1] as number) + (start[b] as number);
+  const next = start.slice(0, buckets);
+  const items = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const b = key(i);
+    items[next[b] as number] = i;
+    next[b] = (next[b] as number) + 1;
+  }
+  return { start, items };
+}
+
+/** Where the computed columns go, one at a time (so that each can be dropped once written). */
+interface ColumnSink {
+  column<K extends ColumnName>(name: K, array: Columns[K]): void;
+  dictionary(name: TextDictionary, values: string[]): void;
+}
+
+/**
+ * Computes the reader's columns and dictionaries (sqlite-schema.ts) from what the build collected
+ * and hands each to `sink` as soon as it is complete, keeping few quote-sized arrays alive at once.
+ */
+function writeColumns(quotes: QuoteColumns, profiles: ProfileTable, sink: ColumnSink): void {
+  const n = quotes.count;
+  const p = profiles.count;
+  const arrivalIds = quotes.ids.values();
+  const arrivalLengths = quotes.lengths.values();
+  const arrivalProfiles = quotes.profiles.values();
+  // Ords follow ids. Input in id order, the usual case, is already in ord order.
+  let byOrd = <T extends Float64Array | Int32Array>(values: T): T => values;
+  if (!quotes.idOrdered) {
+    const arrival = new Int32Array(n);
+    for (let i = 0; i < n; i++) arrival[i] = i;
+    arrival.sort((a, b) => (arrivalIds[a] as number) - (arrivalIds[b] as number));
+    byOrd = <T extends Float64Array | Int32Array>(values: T): T => {
+      const out = new (values.constructor as new (size: number) => T)(n);
+      for (let ord = 0; ord < n; ord++) out[ord] = values[arrival[ord] as number] as number;
+      return out;
+    };
+  }
+  sink.column('ids', byOrd(arrivalIds));
+  const profile = byOrd(arrivalProfiles);
+  sink.column('profile', profile);
+  const byProfile = groupBy(n, p, (ord) => profile[ord] as number);
+  sink.column('profile_start', byProfile.start);
+  sink.column('profile_ords', byProfile.items);
+
+  const lengths = numberRanks(arrivalLengths);
+  sink.column('lengths', lengths.sorted);
+  const lengthRank = byOrd(arrivalLengths).map((length) => lengths.rankOf.get(length) as number);
+  sink.column('length_rank', lengthRank);
+  sink.column('length_order', groupBy(n, lengths.sorted.length, (ord) => lengthRank[ord] as number).items);
+
+  const author = profiles.authorKeys.ranks();
+  const work = profiles.workKeys.ranks();
+  const category = profiles.categories.ranks();
+  const genre = profiles.genres.ranks();
+  const date = profiles.dates.ranks();
+  const authorIds = numberRanks(profiles.authorId.values());
+  const workIds = numberRanks(profiles.workId.values());
+  const perProfile = (rank: (i: number) => number) => Int32Array.from({ length: p }, (_, i) => rank(i));
+  sink.column(
+    'rank_author',
+    perProfile((i) => author.rankOf[profiles.authorKey.get(i)] as number),
+  );
+  sink.column(
+    'rank_author_id',
+    perProfile((i) => authorIds.rankOf.get(profiles.authorId.get(i)) as number),
+  );
+  sink.column(
+    'rank_work',
+    perProfile((i) => work.rankOf[profiles.workKey.get(i)] as number),
+  );
+  sink.column(
+    'rank_work_id',
+    perProfile((i) => workIds.rankOf.get(profiles.workId.get(i)) as number),
+  );
+  sink.column(
+    'rank_category',
+    perProfile((i) => category.rankOf[profiles.category.get(i)] as number),
+  );
+  sink.column(
+    'rank_genre',
+    perProfile((i) => genre.rankOf[profiles.firstGenre.get(i)] as number),
+  );
+  sink.column(
+    'rank_publish_date',
+    perProfile((i) => date.rankOf[profiles.date.get(i)] as number),
+  );
+  const genreSetStart = new Int32Array(p + 1);
+  const genreSet: number[] = [];
+  for (let i = 0; i < p; i++) {
+    const set = profiles.genreSets[profiles.genreSet.get(i)] as number[];
+    for (const code of set) genreSet.push(genre.rankOf[code] as number);
+    genreSetStart[i + 1] = genreSet.length;
+  }
+  for (const [i, field] of DISPLAY_FIELDS.entries())
+    sink.column(field, (profiles.display[i] as Growable<Int32Array>).values());
+  sink.dictionary('display_author', profiles.displayAuthors.values);
+  sink.dictionary('display_work', profiles.displayWorks.values);
+  sink.dictionary('display_category', profiles.displayCategories.values);
+  sink.dictionary('display_genre', profiles.displayGenres.values);
+  sink.column('genre_set_start', genreSetStart);
+  sink.column('genre_set', Int32Array.from(genreSet));
+  sink.column('author_ids', authorIds.sorted);
+  sink.column('work_ids', workIds.sorted);
+  for (const [pairs, ids, prefix] of [
+    [profiles.authorWords, authorIds, 'author'],
+    [profiles.workWords, workIds, 'work'],
+  ] as const) {
+    const words = pairs.words.ranks();
+    const codes = pairs.codes.values();
+    const entities = pairs.ids.values();
+    const byWord = groupBy(
+      codes.length,
+      words.sorted.length,
+      (i) => words.rankOf[codes[i] as number] as number,
+    );
+    sink.column(`${prefix}_word_start`, byWord.start);
+    sink.column(
+      `${prefix}_word_ranks`,
+      byWord.items.map((i) => ids.rankOf.get(entities[i] as number) as number),
+    );
+    sink.dictionary(`${prefix}_words`, words.sorted);
+  }
+  sink.dictionary('author', author.sorted);
+  sink.dictionary('work', work.sorted);
+  sink.dictionary('category', category.sorted);
+  sink.dictionary('genre', genre.sorted);
+  sink.dictionary('publish_date', date.sorted);
 }
 
 /** Removes temp files of builds whose process is gone (a crash or a kill mid-build). */

@@ -3,147 +3,153 @@
  *
  * Design, and why:
  *
- * - `quotes` is narrow: ids, numbers and the keys computed at index time with port.ts `fold()`
- *   (`author_key`, `work_key`, `category_key`, `genre_key` = the folded FIRST genre, the sort key
- *   of `genre`, and `genre_keys` = every folded genre as a token string, for a per-row membership
- *   check). Everything a filter or a sort reads is here, so index walks and index builds touch
- *   about 80 bytes per quote. The display text (names as written, genre array as JSON, source,
- *   quote) lives in `texts`, read only for the rows of the page being returned.
- * - Stored folded keys compared with the default BINARY collation compare by Unicode code point,
- *   exactly as the contract asks, and SQLite never folds anything at query time.
- * - Every sort key has an index `(key, id)`: walking it yields the contract order with the id
- *   tie-breaker for free. Category and first genre, whose tie groups are huge, also have
- *   `(key, id DESC)`, whose backward walk is `key DESC, id ASC`; without it a descending sort
- *   would sort a whole group before returning its first row. (Other keys' groups are small.)
- * - `genre` filters match ANY element: `quote_genres (genre_key, quote_id)` lists them, a
- *   WITHOUT ROWID table, so it is its own index.
- * - `_like` uses word tables, `author_words (word, author_id)` and `work_words (word, work_id)`,
- *   filled with port.ts `words()`. "Every word of the value begins some word of the name" is, per
- *   value word, an index range `word >= p AND word < p || U+10FFFF` (every word starting with p
- *   sorts in that range; U+10FFFF is a noncharacter, never part of a word), INTERSECTed across
- *   the value's words and UNIONed across values, giving author or work ids. The tables are small:
- *   one row per distinct word of each author and work, not per quote. FTS5 was not chosen: its
- *   tokenizers define words and diacritic folding their own way (`ø`, NFKD compatibility forms,
- *   marks), so it could disagree with the contract and with the Meilisearch backend, whereas
- *   these tables are filled by the very functions the contract is written in.
- * - `authors (author_id, author_key)` and `works (work_id, work_key)`, indexed by key, let a
- *   sort by author (or work) under a filter on that same author (or work) walk the matching names
- *   in order and read each one's quotes, instead of walking every quote: such a filter selects
- *   whole runs of the sort order, which an evenly-spread estimate gets badly wrong.
- * - `ord` is the rank of the id (0..n-1) with a unique index: an unfiltered random pick is one
- *   index lookup, and an unfiltered page by id, however deep, is an index range, not an OFFSET
- *   skipping rows.
+ * - Every filter (author, author_id, work, work_id, category, genre and the `_like` forms) and
+ *   every sort key but `quote_length` and `id` reads a field that describes the work a quote comes
+ *   from. A **profile** is one distinct combination of those fields: (author_id, folded author,
+ *   work_id, folded work, folded category, folded genres, publish_date). A real catalogue has
+ *   about one profile per work (40,000 for the generated million quotes), so anything a filter or
+ *   a profile sort key needs is a question about a few thousand profiles, each of which knows its
+ *   exact number of quotes. Nothing relies on that regularity for correctness: a catalogue where
+ *   every quote has its own profile is served exactly, only with more memory.
+ * - The reader holds the hot data in memory, as typed arrays loaded from the `columns` table
+ *   (BLOBs of native little-endian arrays, built once by the indexer, so opening a file is a
+ *   read of a few MB per 100,000 quotes, not a scan). Quotes are numbered by `ord`, their rank by
+ *   id (0..n-1): per ord, its id, its profile and the rank of its length; per profile, the ords of
+ *   its quotes (ascending), the rank of each sort key's value and its genre set. A rank is the
+ *   position of a value among the distinct values of its key, ordered as the contract sorts them
+ *   (folded text by Unicode code point, dates as strings, ids and lengths as numbers), so equal
+ *   ranks are equal values and comparing ranks compares values. Dictionaries (JSON arrays and
+ *   sorted id arrays) map ranks back to values and filter values to ranks.
+ * - The display strings of author, work, category and genre (as written, the genre array as JSON)
+ *   are part of the profile too: so a quote of a real catalogue carries only its own `source` and
+ *   `quote` in `texts`, read by id for the quotes of a returned page.
+ * - `_like` uses word indexes, one for authors and one for works, filled with port.ts `words()`:
+ *   the distinct words of every name, sorted by code point (a JSON dictionary), each with the
+ *   ranks of the authors (works) having it (CSR columns). "Every word of the value begins some
+ *   word of the name" is, per value word p, the range of words from p up to p‖U+10FFFF (every
+ *   word starting with p sorts there by code point; U+10FFFF is a noncharacter, never part of a
+ *   word), intersected across the value's words and united across values. The indexes hold one
+ *   entry per distinct word of each author and work, not per quote. SQLite's FTS5 was not chosen:
+ *   its tokenizers define words and diacritic folding their own way (`ø`, NFKD compatibility
+ *   forms, marks), so it could disagree with the contract and with the Meilisearch backend,
+ *   whereas these indexes are filled by the very functions the contract is written in.
  * - `meta` holds the format, the catalogue version (a fresh unique string per build, which
- *   readers report and the HTTP layer mixes into ETags) and the count.
+ *   readers report and the HTTP layer mixes into ETags), the count and the byte order of the
+ *   columns.
  */
-import type { QuoteField, SortField } from './port.ts';
+import type { SortField } from './port.ts';
 
 /** Bumped when the file layout changes; readers refuse other formats. */
-export const SCHEMA_FORMAT = '2';
+export const SCHEMA_FORMAT = '3';
 
 export const CREATE_TABLES = `
-CREATE TABLE quotes (
-  id INTEGER PRIMARY KEY,
-  ord INTEGER NOT NULL,
-  author_id INTEGER NOT NULL,
-  work_id INTEGER NOT NULL,
-  quote_length INTEGER NOT NULL,
-  category_key TEXT NOT NULL,
-  genre_key TEXT NOT NULL,
-  genre_keys TEXT NOT NULL,
-  author_key TEXT NOT NULL,
-  work_key TEXT NOT NULL,
-  publish_date TEXT NOT NULL
-);
-CREATE TABLE texts (
-  id INTEGER PRIMARY KEY,
-  author TEXT NOT NULL,
-  work TEXT NOT NULL,
-  category TEXT NOT NULL,
-  genre TEXT NOT NULL,
-  source TEXT NOT NULL,
-  quote TEXT NOT NULL
-);
-CREATE TABLE authors (author_id INTEGER PRIMARY KEY, author_key TEXT NOT NULL);
-CREATE TABLE works (work_id INTEGER PRIMARY KEY, work_key TEXT NOT NULL);
-CREATE TABLE quote_genres (genre_key TEXT NOT NULL, quote_id INTEGER NOT NULL, PRIMARY KEY (genre_key, quote_id)) WITHOUT ROWID;
-CREATE TABLE author_words (word TEXT NOT NULL, author_id INTEGER NOT NULL, PRIMARY KEY (word, author_id)) WITHOUT ROWID;
-CREATE TABLE work_words (word TEXT NOT NULL, work_id INTEGER NOT NULL, PRIMARY KEY (word, work_id)) WITHOUT ROWID;
+CREATE TABLE texts (id INTEGER PRIMARY KEY, source TEXT NOT NULL, quote TEXT NOT NULL);
+CREATE TABLE columns (name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
-/** Quote fields stored in `quotes` (the rest are in `texts`). */
-export const HOT_FIELDS: ReadonlySet<QuoteField> = new Set([
-  'id',
+/** Sort keys whose value is a field of the profile (every key but `id` and `quote_length`). */
+export type ProfileKey = Exclude<SortField, 'id' | 'quote_length'>;
+export const PROFILE_KEYS: readonly ProfileKey[] = [
+  'author',
   'author_id',
+  'work',
   'work_id',
+  'category',
+  'genre',
   'publish_date',
-  'quote_length',
-]);
+];
 
-/** Stored column of each sort key. */
-export const SORT_COLUMN: Record<SortField, string> = {
-  id: 'id',
-  author: 'author_key',
-  author_id: 'author_id',
-  work: 'work_key',
-  work_id: 'work_id',
-  category: 'category_key',
-  genre: 'genre_key',
-  publish_date: 'publish_date',
-  quote_length: 'quote_length',
+/**
+ * Text dictionaries, stored as JSON arrays of strings: the distinct values of a sort key in rank
+ * order; the distinct words of author names and work titles in code point order; and the
+ * distinct display strings of author, work, category and genre (a JSON array), by code.
+ */
+export type TextDictionary =
+  | 'author'
+  | 'work'
+  | 'category'
+  | 'genre'
+  | 'publish_date'
+  | 'author_words'
+  | 'work_words'
+  | DisplayField;
+export type DisplayField = 'display_author' | 'display_work' | 'display_category' | 'display_genre';
+export const DISPLAY_FIELDS: readonly DisplayField[] = [
+  'display_author',
+  'display_work',
+  'display_category',
+  'display_genre',
+];
+export const TEXT_DICTIONARIES: readonly TextDictionary[] = [
+  'author',
+  'work',
+  'category',
+  'genre',
+  'publish_date',
+  'author_words',
+  'work_words',
+  ...DISPLAY_FIELDS,
+];
+
+/**
+ * Typed-array columns and their element types. `rank_<key>` is, per profile, the rank of the
+ * profile's value of that key (`genre`: of its first genre, the sort key). Per-ord columns have
+ * n elements, per-profile ones P; `*_start` columns have one more, as CSR offsets.
+ */
+export const COLUMN_TYPES = {
+  /** Per ord: the quote's id (ascending). */
+  ids: Float64Array,
+  /** Per ord: the quote's profile. */
+  profile: Int32Array,
+  /** Per ord: the rank of its quote_length in `lengths`. */
+  length_rank: Int32Array,
+  /** Ords ordered by (quote_length, id). */
+  length_order: Int32Array,
+  /** CSR: the ords of profile p are profile_ords[profile_start[p] .. profile_start[p + 1]), ascending. */
+  profile_start: Int32Array,
+  profile_ords: Int32Array,
+  rank_author: Int32Array,
+  rank_author_id: Int32Array,
+  rank_work: Int32Array,
+  rank_work_id: Int32Array,
+  rank_category: Int32Array,
+  rank_genre: Int32Array,
+  rank_publish_date: Int32Array,
+  /** Per profile: the code of its display strings in the `display_*` dictionaries. */
+  display_author: Int32Array,
+  display_work: Int32Array,
+  display_category: Int32Array,
+  display_genre: Int32Array,
+  /** CSR: the distinct genre ranks of profile p (any-element genre filters). */
+  genre_set_start: Int32Array,
+  genre_set: Int32Array,
+  /** CSR: the author_id ranks of the authors whose name has word w of `author_words`. */
+  author_word_start: Int32Array,
+  author_word_ranks: Int32Array,
+  /** CSR: the work_id ranks of the works whose title has word w of `work_words`. */
+  work_word_start: Int32Array,
+  work_word_ranks: Int32Array,
+  /** Distinct author ids, work ids and quote lengths, ascending: the dictionaries of their ranks. */
+  author_ids: Float64Array,
+  work_ids: Float64Array,
+  lengths: Float64Array,
+} as const;
+export type ColumnName = keyof typeof COLUMN_TYPES;
+export type Columns = {
+  [K in ColumnName]: (typeof COLUMN_TYPES)[K] extends Float64ArrayConstructor ? Float64Array : Int32Array;
 };
+/** The per-profile rank column of each profile sort key. */
+export type RankColumn = `rank_${ProfileKey}`;
 
-/** Sort keys with huge tie groups: they also get a `(key, id DESC)` index. */
-export const DESC_INDEXED: ReadonlySet<SortField> = new Set(['category', 'genre']);
-
-/**
- * Name of the index whose walk gives `field` in `direction` with ids in `idDirection` within
- * ties (backward walks included); the plain index when no such variant exists.
- */
-export function sortIndexName(
-  field: Exclude<SortField, 'id'>,
-  direction: 'asc' | 'desc',
-  idDirection: 'asc' | 'desc' = 'asc',
-): string {
-  return direction !== idDirection && DESC_INDEXED.has(field) ? `quotes_${field}_desc` : `quotes_${field}`;
+/** Name, in `columns`, of a text dictionary's JSON array. */
+export function dictionaryColumn(name: TextDictionary): string {
+  return `dictionary_${name}`;
 }
 
-/** Indexes, created after the bulk load (building them from sorted runs is much faster). */
-export function createIndexStatements(): string[] {
-  const statements = ['CREATE UNIQUE INDEX quotes_ord ON quotes (ord)'];
-  for (const [field, column] of Object.entries(SORT_COLUMN) as [SortField, string][]) {
-    if (field === 'id') continue;
-    statements.push(`CREATE INDEX quotes_${field} ON quotes (${column}, id)`);
-    if (DESC_INDEXED.has(field))
-      statements.push(`CREATE INDEX quotes_${field}_desc ON quotes (${column}, id DESC)`);
-  }
-  statements.push('CREATE INDEX authors_key ON authors (author_key, author_id)');
-  statements.push('CREATE INDEX works_key ON works (work_key, work_id)');
-  return statements;
-}
-
-const TOKEN_SEPARATOR = '\u001f';
-const TOKEN_ESCAPE = '\u001e';
-
-/**
- * `genre_keys` of a quote: its folded genres as tokens between separators, so that membership
- * is one `instr(genre_keys, genreToken(g)) > 0`. Escaping keeps the separator out of every token
- * (and is injective), so a match can only be a whole token, whatever characters genres hold.
- */
-export function genreTokens(foldedGenres: readonly string[]): string {
-  return `${TOKEN_SEPARATOR}${foldedGenres.map(escapeToken).join(TOKEN_SEPARATOR)}${TOKEN_SEPARATOR}`;
-}
-
-/** The substring of `genre_keys` present exactly when the quote has the folded genre. */
-export function genreToken(foldedGenre: string): string {
-  return `${TOKEN_SEPARATOR}${escapeToken(foldedGenre)}${TOKEN_SEPARATOR}`;
-}
-
-function escapeToken(text: string): string {
-  return text
-    .replaceAll(TOKEN_ESCAPE, `${TOKEN_ESCAPE}${TOKEN_ESCAPE}`)
-    .replaceAll(TOKEN_SEPARATOR, `${TOKEN_ESCAPE}\u001d`);
+/** Name of the per-profile rank column of a profile sort key. */
+export function rankColumn(key: ProfileKey): RankColumn {
+  return `rank_${key}`;
 }
 
 /** Exclusive upper bound suffix of a word-prefix range (see the module comment). */
@@ -152,3 +158,5 @@ export const PREFIX_END = '\u{10FFFF}';
 export const META_VERSION = 'version';
 export const META_COUNT = 'count';
 export const META_FORMAT = 'format';
+/** `LE` or `BE`: the columns are native arrays, readable only on a machine of the same order. */
+export const META_ENDIANNESS = 'endianness';

@@ -1,31 +1,24 @@
 /**
- * The embedded catalogue's read side, on `node:sqlite` (file format: sqlite-schema.ts).
+ * The embedded catalogue's read side, on `node:sqlite` (file format: sqlite-schema.ts; queries:
+ * sqlite-query.ts).
  *
  * Live reload: the builder replaces the file by rename, so a replacement shows as a new inode at
  * the path. At most once per `reloadCheckMs`, lazily on a call (no timer to leak), the reader
- * stat()s the path; on a change it opens the new file, checks it, prepares its statements and
- * only then switches to it and closes the old one. `node:sqlite` is synchronous and every method
- * takes the current file once at its start, so a call never sees two files.
+ * stat()s the path; on a change it opens the new file, checks it, loads its columns and prepares
+ * its statements, and only then switches to it and closes the old one. `node:sqlite` is
+ * synchronous and every method takes the current file once at its start, so a call never sees
+ * two files.
  *
- * Queries: totals are exact `count(*)` results, cached per file and canonical filter set. A page
- * is read by one of four plans ({@link choosePlan}): `ordinal` (unfiltered, by id: a range of the
- * `ord` index, however deep the page), `walk` (follow the primary sort key's index and check the
- * filters row by row: about (offset + limit) × count / total rows when matches are spread evenly)
- * `entity` (an author or work sort under filters on that same author or work: walk the matching
- * names in order and read each one's quotes) or `collect` (let the index of the most selective
- * constraint gather every match, check the others row by row, then sort: about `total` rows).
- * Filters and sort keys can be correlated (genre and date belong to works), so a filtered walk
- * runs under a budget of `total` visited rows; past it, the page is collected instead, which
- * bounds the cost at about twice the better plan, and that filter set and sort key are not
- * walked again. A sort led by category or first genre, whose tie groups are huge, is read group
- * by group from exact group counts when another key follows it or a filter constrains the same
- * dimension ({@link isGrouped}): each group's share of the page is a query of its own, restricted
- * to the group and sorted by the remaining keys, so no group is ever sorted or skipped whole.
- * Page rows are found in the narrow `quotes` table, then their display text is read from `texts`.
- * Random picks are uniform: one `ord` lookup without filters, rejection sampling of random `ord`s
- * when matches are dense, else a random offset into the matches.
+ * Queries: filters, totals, orders and random picks are computed on the columns held in memory
+ * (sqlite-query.ts), so no request ever waits for a count or a sort in SQLite. SQLite serves only
+ * the `source` and `quote` of the returned quotes (`texts`), one statement per page. Memory is
+ * bounded per file: the columns (about 30 bytes per quote plus the profiles, dictionaries and word
+ * indexes: 40 MB for the generated million), a small page cache, a bounded cache of selections,
+ * and no memory map, since mapped pages of the file would count in the resident memory. Opening a
+ * file reads its columns once (about 0.1 s per million quotes, once per replacement).
  */
 import { statSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
   type CatalogueIndex,
@@ -33,7 +26,6 @@ import {
   type CatalogueLogger,
   CatalogueUnavailableError,
   FILTER_NAMES,
-  type FilterName,
   type Filters,
   type ListQuery,
   type ListResult,
@@ -42,18 +34,20 @@ import {
   QUOTE_FIELDS,
   type QuoteField,
   type QuoteProjection,
-  type SortKey,
 } from './port.ts';
+import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
 import {
-  genreToken,
-  HOT_FIELDS,
+  COLUMN_TYPES,
+  type ColumnName,
+  type Columns,
+  dictionaryColumn,
   META_COUNT,
+  META_ENDIANNESS,
   META_FORMAT,
   META_VERSION,
-  PREFIX_END,
   SCHEMA_FORMAT,
-  SORT_COLUMN,
-  sortIndexName,
+  TEXT_DICTIONARIES,
+  type TextDictionary,
 } from './sqlite-schema.ts';
 
 export interface SqliteCatalogueOptions {
@@ -62,30 +56,26 @@ export interface SqliteCatalogueOptions {
   logger?: CatalogueLogger;
   /** Longest time between checks of the path for a replaced file, in ms (default 1000). */
   reloadCheckMs?: number;
+  /** Forces page-reading strategies instead of choosing by cost (tests). */
+  strategies?: Strategies;
 }
 
-/** Distinct SQL shapes kept prepared per file; shapes depend on counts of values, not values. */
-const STATEMENT_CACHE_SIZE = 256;
-/** Filter sets whose exact total (or group counts, or failed walk) is remembered per file. */
-const COUNT_CACHE_SIZE = 4096;
-/** Random ords tried per rejection-sampling round, and rounds before falling back to an offset. */
-const RANDOM_BATCH = 32;
-const RANDOM_ROUNDS = 8;
-/** A filtered walk may visit `total` rows, and at least this many, before the page is collected. */
-const MIN_WALK_BUDGET = 2000;
-/** Sort keys whose tie groups are huge: see {@link isGrouped}. */
-const GROUPED_SORT: ReadonlySet<SortKey['field']> = new Set(['category', 'genre']);
-/** Reader page cache (KiB) and memory map: the catalogue is read-only, so mapping it is safe. */
-const READ_CACHE_KIB = 32 * 1024;
-const MMAP_BYTES = 512 * 1024 * 1024;
-
 /**
- * SQL function placed first in a filtered walk's WHERE clause: it runs once per visited index
- * entry and stops the statement when the budget is spent. Exported for the query-plan tests.
+ * Reader page cache, in KiB. Pages are read for the rows of returned quotes, scattered over the
+ * file: a big cache would mostly hold text nobody asks for again, and the OS caches the file anyway.
  */
-export const WALK_BUDGET_FUNCTION = 'walk_budget';
-/** Thrown through SQLite by the budget function; identity, not a message, recognises it. */
-const WALK_EXCEEDED = new Error('walk budget exceeded');
+const READ_CACHE_KIB = 8 * 1024;
+/** Prepared statements kept per file: one per set of text fields (63 at most). */
+const STATEMENT_CACHE_SIZE = 64;
+/**
+ * Filter sets whose selection (matching profiles and total) is remembered per file, and the
+ * profiles they may hold in all (4 bytes each). A selection costs at most a pass over the
+ * candidate profiles, so the cache only spares repeated filter sets that pass.
+ */
+const SELECTION_CACHE_SIZE = 512;
+const SELECTION_CACHE_PROFILES = 2_000_000;
+/** Fields read from `texts`; the others come from the columns. */
+const TEXT_FIELDS: ReadonlySet<QuoteField> = new Set(['source', 'quote']);
 
 /**
  * Opens the catalogue file for reading. Never throws: while the file is missing or unreadable,
@@ -100,6 +90,7 @@ class SqliteCatalogue implements CatalogueIndex {
   readonly #path: string;
   readonly #logger: CatalogueLogger | undefined;
   readonly #checkMs: number;
+  readonly #strategies: Strategies;
   #current: Snapshot | null = null;
   #nextCheck = 0;
   /** Signature of a file that failed to open: not retried until the path changes again. */
@@ -111,6 +102,7 @@ class SqliteCatalogue implements CatalogueIndex {
     this.#path = options.path;
     this.#logger = options.logger;
     this.#checkMs = Math.max(0, options.reloadCheckMs ?? 1000);
+    this.#strategies = options.strategies ?? {};
     this.#refresh();
     this.#nextCheck = Date.now() + this.#checkMs;
   }
@@ -168,7 +160,7 @@ class SqliteCatalogue implements CatalogueIndex {
     if (signature === this.#current?.signature || signature === this.#failedSignature) return;
     let next: Snapshot;
     try {
-      next = Snapshot.open(this.#path, signature);
+      next = Snapshot.open(this.#path, signature, this.#strategies);
     } catch (error) {
       this.#failedSignature = signature;
       const reason = error instanceof Error ? error.message : String(error);
@@ -197,44 +189,32 @@ class SqliteCatalogue implements CatalogueIndex {
   }
 }
 
-/** A value bound to a statement parameter. */
-export type Param = string | number;
-
-/** Rows of `quotes`: the id first, then the requested fields stored there. */
-type HotRow = unknown[];
-
-/** One opened catalogue file with its prepared statements and cached totals. */
+/** One opened catalogue file with its columns and prepared statements. */
 class Snapshot {
   readonly signature: string;
   readonly version: string;
   readonly count: number;
   readonly #db: DatabaseSync;
+  readonly #columns: CatalogueColumns;
+  readonly #strategies: Strategies;
   readonly #statements = new BoundedMap<string, StatementSync>(STATEMENT_CACHE_SIZE);
-  readonly #counts = new BoundedMap<string, number>(COUNT_CACHE_SIZE);
-  readonly #groups = new BoundedMap<string, [string, number][]>(COUNT_CACHE_SIZE);
-  /** Filter set and primary sort key pairs whose walk ran out of budget. */
-  readonly #walkFailed = new BoundedMap<string, true>(COUNT_CACHE_SIZE);
-  #walkBudget = 0;
+  readonly #selections = new SelectionCache(SELECTION_CACHE_SIZE, SELECTION_CACHE_PROFILES);
 
-  static open(path: string, signature: string): Snapshot {
+  static open(path: string, signature: string, strategies: Strategies): Snapshot {
     const db = new DatabaseSync(path, { readOnly: true });
     try {
-      return new Snapshot(db, signature);
+      return new Snapshot(db, signature, strategies);
     } catch (error) {
       db.close();
       throw error;
     }
   }
 
-  private constructor(db: DatabaseSync, signature: string) {
+  private constructor(db: DatabaseSync, signature: string, strategies: Strategies) {
     this.#db = db;
     this.signature = signature;
-    db.exec(`PRAGMA cache_size = -${READ_CACHE_KIB}; PRAGMA mmap_size = ${MMAP_BYTES};`);
-    // Given the row id, SQLite must run it per visited row of `quotes` (inner loop of a join).
-    db.function(WALK_BUDGET_FUNCTION, { varargs: true }, () => {
-      if (--this.#walkBudget < 0) throw WALK_EXCEEDED;
-      return 1;
-    });
+    this.#strategies = strategies;
+    db.exec(`PRAGMA cache_size = -${READ_CACHE_KIB}; PRAGMA mmap_size = 0;`);
     const meta = new Map<string, string>();
     for (const row of db.prepare('SELECT key, value FROM meta').all()) {
       meta.set(String(row.key), String(row.value));
@@ -243,17 +223,24 @@ class Snapshot {
     if (format !== SCHEMA_FORMAT) {
       throw new Error(`file format ${format ?? 'unknown'} is not the supported format ${SCHEMA_FORMAT}`);
     }
+    if (meta.get(META_ENDIANNESS) !== endianness()) {
+      throw new Error(
+        `the file was built on a ${meta.get(META_ENDIANNESS)} machine, this one is ${endianness()}`,
+      );
+    }
     const version = meta.get(META_VERSION);
     const count = Number(meta.get(META_COUNT));
     if (version === undefined || !Number.isSafeInteger(count) || count < 0) {
       throw new Error('the meta table lacks a version or a count');
     }
     this.version = version;
+    this.#columns = loadColumns(db);
+    if (this.#columns.count !== count) {
+      throw new Error(`the columns hold ${this.#columns.count} quotes, the meta table says ${count}`);
+    }
     this.count = count;
-    // Prepare the fixed statements now: a file that cannot serve them is refused before the switch.
-    this.#hotBy('id', QUOTE_FIELDS);
-    this.#hotBy('ord', QUOTE_FIELDS);
-    this.#texts(QUOTE_FIELDS);
+    // Prepare a statement now: a file that cannot serve it is refused before the switch.
+    this.#texts(QUOTE_FIELDS.filter((f) => TEXT_FIELDS.has(f)));
   }
 
   close(): void {
@@ -262,208 +249,96 @@ class Snapshot {
 
   list(query: ListQuery): ListResult {
     const fields = normaliseFields(query.fields) ?? QUOTE_FIELDS;
-    const total = this.#total(query.filters);
-    const spec = pageSpec(query);
-    if (spec.offset >= total) return { items: [], total };
-    const rows = this.#read(spec, total, hotColumns(fields));
-    return { items: this.#project(rows, fields), total };
+    const selection = this.#select(query.filters);
+    const sort = normaliseSort(query.sort);
+    if (sort.at(-1)?.field !== 'id') sort.push({ field: 'id', direction: 'asc' });
+    const offset = (query.page - 1) * query.limit;
+    const ords = this.#columns.page(selection, sort, offset, query.limit, this.#strategies);
+    return { items: this.#project(ords, fields), total: selection.total };
   }
 
   get(id: number, fields: readonly QuoteField[] | null): QuoteProjection | null {
-    const wanted = fields ?? QUOTE_FIELDS;
-    const row = this.#hotBy('id', wanted).get(id) as unknown as HotRow | undefined;
-    return row === undefined ? null : (this.#project([row], wanted)[0] as QuoteProjection);
+    const ord = this.#columns.ordOf(id);
+    return ord < 0 ? null : (this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection);
   }
 
   random(filters: Filters, fields: readonly QuoteField[] | null): QuoteProjection | null {
-    const wanted = fields ?? QUOTE_FIELDS;
-    const ord = this.#randomOrd(filters);
-    if (ord === null) return null;
-    const row = this.#hotBy('ord', wanted).get(ord) as unknown as HotRow | undefined;
-    return row === undefined ? null : (this.#project([row], wanted)[0] as QuoteProjection);
+    const ord = this.#columns.randomOrd(this.#select(filters), randomInt);
+    return ord === null ? null : (this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection);
   }
 
-  /** Rows of one page (or of one group's share of it) whose matches number `total`. */
-  #read(spec: PageSpec, total: number, columns: readonly string[]): HotRow[] {
-    if (isGrouped(spec)) return this.#readByGroup(spec, columns);
-    const entity = entityFilters(spec);
-    let plan = choosePlan(spec, total, this.count, entity === null ? null : this.#total(entity));
-    if ((plan === 'walk' || plan === 'entity') && constrained(spec)) {
-      const primary = spec.sort[0] as SortKey;
-      const key = `${plan} ${primary.field} ${primary.direction} ${canonicalFilters(spec.filters)} ${JSON.stringify(spec.groups)}`;
-      if (this.#walkFailed.get(key) === undefined) {
-        this.#walkBudget = Math.max(MIN_WALK_BUDGET, total);
-        try {
-          return this.#run(spec, plan, columns);
-        } catch (error) {
-          if (error !== WALK_EXCEEDED) throw error;
-          this.#walkFailed.set(key, true);
-        }
-      }
-      plan = 'collect';
+  /** The quotes matching a filter set, remembered per canonical filter set. */
+  #select(filters: Filters): Selection {
+    if (!FILTER_NAMES.some((name) => (filters[name]?.length ?? 0) > 0)) {
+      return { profiles: null, total: this.count };
     }
-    return this.#run(spec, plan, columns);
-  }
-
-  /** Splits the page over the primary key's groups, in order, and reads each share apart. */
-  #readByGroup(spec: PageSpec, columns: readonly string[]): HotRow[] {
-    const primary = spec.sort[0] as SortKey;
-    const column = SORT_COLUMN[primary.field];
-    const groups = this.#groupCounts(spec, column);
-    const ordered = primary.direction === 'asc' ? groups : [...groups].reverse();
-    const end = spec.offset + spec.limit;
-    const rows: HotRow[] = [];
-    let start = 0;
-    for (const [value, size] of ordered) {
-      const from = Math.max(start, spec.offset);
-      const to = Math.min(start + size, end);
-      if (from < to) {
-        const share: PageSpec = {
-          filters: spec.filters,
-          groups: [...spec.groups, { column, value }],
-          sort: spec.sort.slice(1),
-          offset: from - start,
-          limit: to - from,
-        };
-        rows.push(...this.#read(share, size, columns));
-      }
-      start += size;
-      if (start >= end) break;
+    const key = canonicalFilters(filters);
+    let selection = this.#selections.get(key);
+    if (selection === undefined) {
+      selection = this.#columns.select(filters);
+      this.#selections.set(key, selection);
     }
-    return rows;
+    return selection;
   }
 
-  #run(spec: PageSpec, plan: ListPlan, columns: readonly string[]): HotRow[] {
-    const driver = plan === 'collect' ? this.#driver(spec.filters, spec.groups) : null;
-    const { sql, params } = pageStatement(spec, plan, columns, this.count, driver);
-    return this.#prepare(sql).all(...params) as unknown as HotRow[];
-  }
-
-  /** Group values of `column` among the matches, ascending, with their exact sizes. */
-  #groupCounts(spec: PageSpec, column: string): [string, number][] {
-    const key = `${column} ${canonicalFilters(spec.filters)} ${JSON.stringify(spec.groups)}`;
-    let groups = this.#groups.get(key);
-    if (groups === undefined) {
-      const where = whereClause(spec.filters, spec.groups, this.#driver(spec.filters, spec.groups));
-      const sql = `SELECT ${column}, count(*) FROM quotes${where.sql} GROUP BY ${column} ORDER BY ${column}`;
-      groups = this.#prepare(sql).all(...where.params) as unknown as [string, number][];
-      this.#groups.set(key, groups);
+  /** Contract projections of quotes: values from the columns, display text from `texts`. */
+  #project(ords: readonly number[], fields: readonly QuoteField[]): QuoteProjection[] {
+    const wanted = normaliseFields(fields) ?? QUOTE_FIELDS;
+    const cold = wanted.filter((f) => TEXT_FIELDS.has(f));
+    const columns = this.#columns;
+    // One statement for the page: a lookup per row would pay the statement's overhead per row.
+    const texts = new Map<number, unknown[]>();
+    if (cold.length > 0 && ords.length > 0) {
+      const ids = JSON.stringify(ords.map((ord) => columns.id(ord)));
+      for (const row of this.#texts(cold).all(ids) as unknown as unknown[][])
+        texts.set(row[0] as number, row);
     }
-    return groups;
-  }
-
-  /** Completes rows of `quotes` with the display text of `texts`, as contract projections. */
-  #project(rows: HotRow[], fields: readonly QuoteField[]): QuoteProjection[] {
-    const hot = hotColumns(fields);
-    const cold = fields.filter((f) => !HOT_FIELDS.has(f));
-    const texts = cold.length === 0 ? null : this.#texts(cold);
-    return rows.map((row) => {
-      const text = texts?.get(row[0] as number) as unknown as unknown[] | undefined;
-      if (texts !== null && text === undefined) throw new Error(`quote ${row[0]} has no text row`);
+    return ords.map((ord) => {
+      const id = columns.id(ord);
+      const text = texts.get(id);
+      if (cold.length > 0 && text === undefined) throw new Error(`quote ${id} has no text row`);
       const out: Record<string, unknown> = {};
-      for (const field of fields) {
-        if (HOT_FIELDS.has(field)) {
-          out[field] = row[hot.indexOf(field)];
-        } else {
-          const value = (text as unknown[])[cold.indexOf(field)];
-          out[field] = field === 'genre' ? JSON.parse(value as string) : value;
+      for (const field of wanted) {
+        switch (field) {
+          case 'id':
+            out.id = id;
+            break;
+          case 'author_id':
+            out.author_id = columns.authorId(ord);
+            break;
+          case 'work_id':
+            out.work_id = columns.workId(ord);
+            break;
+          case 'publish_date':
+            out.publish_date = columns.publishDate(ord);
+            break;
+          case 'quote_length':
+            out.quote_length = columns.quoteLength(ord);
+            break;
+          case 'author':
+            out.author = columns.author(ord);
+            break;
+          case 'work':
+            out.work = columns.work(ord);
+            break;
+          case 'category':
+            out.category = columns.category(ord);
+            break;
+          case 'genre':
+            out.genre = columns.genre(ord);
+            break;
+          default:
+            out[field] = (text as unknown[])[cold.indexOf(field) + 1];
         }
       }
       return out as QuoteProjection;
     });
   }
 
-  /** The `ord` of a quote drawn uniformly among those matching, or null when none does. */
-  #randomOrd(filters: Filters): number | null {
-    if (!hasFilters(filters)) return this.count === 0 ? null : randomInt(this.count);
-    const total = this.#total(filters);
-    if (total === 0) return null;
-    if (total * RANDOM_BATCH >= this.count) {
-      // Rejection sampling: candidates are independent uniform ords, so the first candidate (in
-      // draw order) that matches is uniform among the matches. A batch costs one statement.
-      const where = whereClause(filters, [], null);
-      const probe = this.#prepare(
-        `SELECT ord FROM quotes WHERE ord IN (${marks(RANDOM_BATCH)}) AND ${where.conditions}`,
-      );
-      for (let round = 0; round < RANDOM_ROUNDS; round++) {
-        const candidates = Array.from({ length: RANDOM_BATCH }, () => randomInt(this.count));
-        const hits = new Set(
-          (probe.all(...candidates, ...where.params) as unknown as [number][]).map((row) => row[0]),
-        );
-        const chosen = candidates.find((ord) => hits.has(ord));
-        if (chosen !== undefined) return chosen;
-      }
-      // Unlucky rounds fall through to an independent uniform draw: the mix stays uniform.
-    }
-    // Any fixed enumeration of the matches works: a uniform offset into it is a uniform match.
-    const where = whereClause(filters, [], this.#driver(filters, []));
-    const pick = this.#prepare(`SELECT ord FROM quotes${where.sql} LIMIT 1 OFFSET ?`);
-    const row = pick.get(...where.params, randomInt(total)) as unknown as [number] | undefined;
-    return row === undefined ? null : row[0];
-  }
-
-  /** Exact number of quotes matching, counted once per file and canonical filter set. */
-  #total(filters: Filters): number {
-    if (!hasFilters(filters)) return this.count;
-    const key = canonicalFilters(filters);
-    const cached = this.#counts.get(key);
-    if (cached !== undefined) return cached;
-    let sql: string;
-    let params: Param[];
-    const genres = filters.genre ?? [];
-    if (genres.length > 0 && onlyFilter(filters, 'genre')) {
-      // quote_genres holds each (genre, quote) once, so its index alone gives the count.
-      sql =
-        genres.length === 1
-          ? 'SELECT count(*) FROM quote_genres WHERE genre_key = ?'
-          : `SELECT count(DISTINCT quote_id) FROM quote_genres WHERE genre_key IN (${marks(genres.length)})`;
-      params = genres;
-    } else {
-      const where = whereClause(filters, [], this.#driver(filters, []));
-      sql = `SELECT count(*) FROM quotes${where.sql}`;
-      params = where.params;
-    }
-    const row = this.#prepare(sql).get(...params) as unknown as [number];
-    const total = row[0];
-    this.#counts.set(key, total);
-    return total;
-  }
-
-  /** The constraint with the fewest matches on its own (exact, cached counts), or null if none. */
-  #driver(filters: Filters, groups: readonly GroupCondition[]): Driver | null {
-    const given = FILTER_NAMES.filter((name) => present(filters[name]));
-    if (groups.length === 0 && given.length <= 1) return given[0] ?? null;
-    let best: Driver | null = null;
-    let fewest = Number.POSITIVE_INFINITY;
-    const consider = (driver: Driver, matches: number) => {
-      if (matches < fewest) {
-        best = driver;
-        fewest = matches;
-      }
-    };
-    for (const name of given) consider(name, this.#total({ [name]: filters[name] } as Filters));
-    for (const [i, group] of groups.entries()) consider(i, this.#groupSize(group));
-    return best;
-  }
-
-  #groupSize(group: GroupCondition): number {
-    const key = `group ${group.column} ${group.value}`;
-    let size = this.#counts.get(key);
-    if (size === undefined) {
-      const row = this.#prepare(`SELECT count(*) FROM quotes WHERE ${group.column} = ?`).get(group.value);
-      size = (row as unknown as [number])[0];
-      this.#counts.set(key, size);
-    }
-    return size;
-  }
-
-  #hotBy(column: 'id' | 'ord', fields: readonly QuoteField[]): StatementSync {
-    return this.#prepare(`SELECT ${hotColumns(fields).join(', ')} FROM quotes WHERE ${column} = ?`);
-  }
-
+  /** Texts of the quotes whose ids a JSON array lists: the id, then `fields`. */
   #texts(fields: readonly QuoteField[]): StatementSync {
     return this.#prepare(
-      `SELECT ${fields.filter((f) => !HOT_FIELDS.has(f)).join(', ')} FROM texts WHERE id = ?`,
+      `SELECT id, ${fields.join(', ')} FROM texts WHERE id IN (SELECT value FROM json_each(?))`,
     );
   }
 
@@ -480,292 +355,42 @@ class Snapshot {
   }
 }
 
-/** Equality on a stored key column: the quotes of one tie group of a sort key. */
-export interface GroupCondition {
-  column: string;
-  value: string;
-}
-
-/** One page to read: matches of `filters` (within `groups`), in `sort` order. */
-export interface PageSpec {
-  filters: Filters;
-  groups: GroupCondition[];
-  /** Normalised, ending with the id tie-breaker. */
-  sort: SortKey[];
-  offset: number;
-  limit: number;
-}
-
-/** How a page is read (see the module comment). */
-export type ListPlan = 'ordinal' | 'walk' | 'entity' | 'collect';
-
-/** The page a list query asks for. Exported for the query-plan tests. */
-export function pageSpec(query: ListQuery): PageSpec {
-  const sort = normaliseSort(query.sort);
-  if (sort.at(-1)?.field !== 'id') sort.push({ field: 'id', direction: 'asc' });
-  return {
-    filters: query.filters,
-    groups: [],
-    sort,
-    offset: (query.page - 1) * query.limit,
-    limit: query.limit,
-  };
-}
-
-/**
- * True when a page is read group by group: its sort starts with a key of huge tie groups
- * (category, first genre), and either another key follows (no index holds that order) or a filter
- * constrains the same dimension, which makes a walk of that key's index skip whole groups of
- * non-matches (a quote's genres, first genre included, come from the same work).
- */
-export function isGrouped(spec: Pick<PageSpec, 'sort' | 'filters'>): boolean {
-  const [primary, next] = spec.sort;
-  if (primary === undefined || !GROUPED_SORT.has(primary.field)) return false;
-  return (
-    (next !== undefined && next.field !== 'id') ||
-    present(spec.filters[primary.field as 'category' | 'genre'])
-  );
-}
-
-/** Authors and works, as sort keys that the `entity` plan walks through their own tables. */
-const ENTITIES = {
-  author: {
-    table: 'authors',
-    index: 'authors_key',
-    key: 'author_key',
-    id: 'author_id',
-    filters: ['author', 'author_id', 'author_like'],
-  },
-  work: {
-    table: 'works',
-    index: 'works_key',
-    key: 'work_key',
-    id: 'work_id',
-    filters: ['work', 'work_id', 'work_like'],
-  },
-} as const satisfies Record<string, { filters: readonly FilterName[] } & Record<string, unknown>>;
-type Entity = keyof typeof ENTITIES;
-
-function entityOf(spec: PageSpec): Entity | null {
-  const field = spec.sort[0]?.field;
-  if (field !== 'author' && field !== 'work') return null;
-  return ENTITIES[field].filters.some((name) => present(spec.filters[name])) ? field : null;
-}
-
-/**
- * The filters on the primary sort key's own entity (an author sort under author filters, a work
- * sort under work filters), or null when the `entity` plan does not apply. Exported for tests.
- */
-export function entityFilters(spec: PageSpec): Filters | null {
-  const entity = entityOf(spec);
-  if (entity === null) return null;
-  const out: Record<string, unknown> = {};
-  for (const name of ENTITIES[entity].filters) {
-    if (present(spec.filters[name])) out[name] = spec.filters[name];
+/** Reads the columns and dictionaries of a file into memory (copies only misaligned BLOBs). */
+function loadColumns(db: DatabaseSync): CatalogueColumns {
+  const arrays = new Map<string, Uint8Array | string>();
+  for (const row of db.prepare('SELECT name, data FROM columns').all()) {
+    arrays.set(String(row.name), row.data as Uint8Array | string);
   }
-  return out as Filters;
-}
-
-/**
- * The cheaper plan for a page, given its exact number of matches, the catalogue size and, when
- * the `entity` plan applies, the number of quotes its entity filters alone select.
- */
-export function choosePlan(
-  spec: PageSpec,
-  total: number,
-  count: number,
-  entityMatches: number | null,
-): ListPlan {
-  if (!constrained(spec)) return spec.sort[0]?.field === 'id' ? 'ordinal' : 'walk';
-  // Rows visited, with matches spread evenly: a walk of the sort index, or of the entity's
-  // matching quotes in order; collecting reads `total` rows and sorts them.
-  const reach = (spec.offset + spec.limit) / Math.max(total, 1);
-  if (entityMatches !== null) return reach * entityMatches <= total ? 'entity' : 'collect';
-  return reach * count <= total ? 'walk' : 'collect';
-}
-
-/** The SQL of one page under a plan, selecting `columns` of `quotes`. Exported for tests. */
-export function pageStatement(
-  spec: PageSpec,
-  plan: ListPlan,
-  columns: readonly string[],
-  count: number,
-  driver: Driver | null = null,
-): { sql: string; params: Param[] } {
-  const { sort, offset, limit } = spec;
-  const primary = sort[0] as SortKey;
-  const select = `SELECT ${columns.map((c) => `quotes.${c}`).join(', ')} FROM`;
-  const order = (keys: readonly SortKey[], prefix = '') =>
-    keys.map(
-      (k) => `${k.field === 'id' ? '' : prefix}quotes.${SORT_COLUMN[k.field]} ${k.direction.toUpperCase()}`,
-    );
-  if (plan === 'ordinal') {
-    // `ord` is the rank of the id: the page is a range of it, found in the index.
-    return primary.direction === 'asc'
-      ? { sql: `${select} quotes WHERE ord >= ? ORDER BY ord LIMIT ?`, params: [offset, limit] }
-      : {
-          sql: `${select} quotes WHERE ord <= ? ORDER BY ord DESC LIMIT ?`,
-          params: [count - 1 - offset, limit],
-        };
-  }
-  const budgeted = (where: Where) =>
-    where.sql === '' ? '' : ` WHERE ${WALK_BUDGET_FUNCTION}(quotes.id) AND ${where.conditions}`;
-  if (plan === 'walk') {
-    let from = 'quotes NOT INDEXED';
-    if (primary.field !== 'id') {
-      const tie = sort[1];
-      const idDirection = tie?.field === 'id' ? tie.direction : primary.direction;
-      from = `quotes INDEXED BY ${sortIndexName(primary.field, primary.direction, idDirection)}`;
+  const columns = {} as Record<ColumnName, unknown>;
+  for (const [name, type] of Object.entries(COLUMN_TYPES) as [
+    ColumnName,
+    (typeof COLUMN_TYPES)[ColumnName],
+  ][]) {
+    const bytes = arrays.get(name);
+    if (!(bytes instanceof Uint8Array) || bytes.byteLength % type.BYTES_PER_ELEMENT !== 0) {
+      throw new Error(`the column ${name} is missing or malformed`);
     }
-    const where = whereClause(spec.filters, spec.groups, null);
-    return {
-      sql: `${select} ${from}${budgeted(where)} ORDER BY ${order(sort).join(', ')} LIMIT ? OFFSET ?`,
-      params: [...where.params, limit, offset],
-    };
-  }
-  if (plan === 'entity') {
-    // The entity's key index in order, filtered on the entity, then each one's quotes by id.
-    const entity = entityOf(spec);
-    if (entity === null)
-      throw new Error('the entity plan needs an author or work sort under its own filters');
-    const e = ENTITIES[entity];
-    const from = `${e.table} AS e INDEXED BY ${e.index} CROSS JOIN quotes INDEXED BY quotes_${e.id} ON quotes.${e.id} = e.${e.id}`;
-    const where = whereClause(spec.filters, spec.groups, null, entity);
-    const orderBy = [`e.${e.key} ${primary.direction.toUpperCase()}`, ...order(sort.slice(1))].join(', ');
-    return {
-      sql: `${select} ${from}${budgeted(where)} ORDER BY ${orderBy} LIMIT ? OFFSET ?`,
-      params: [...where.params, limit, offset],
-    };
-  }
-  const where = whereClause(spec.filters, spec.groups, driver ?? firstConstraint(spec));
-  // Unary + keeps the planner from walking a sort index instead of the driving filter's index.
-  // The id stays bare: the driver's `(key, id)` index then yields id order for a single value.
-  return {
-    sql: `${select} quotes${where.sql} ORDER BY ${order(sort, '+').join(', ')} LIMIT ? OFFSET ?`,
-    params: [...where.params, limit, offset],
-  };
-}
-
-interface Where {
-  /** `''` or ` WHERE …`. */
-  sql: string;
-  /** The conditions joined by AND, or `1` when there are none. */
-  conditions: string;
-  params: Param[];
-}
-
-/** The constraint whose index drives a statement: a filter, or the position of a group condition. */
-export type Driver = FilterName | number;
-
-/**
- * SQL conditions for the filters and group conditions. The `driver` is written so that its index
- * can find the matches (genre through `quote_genres`, `_like` through the word tables and the id
- * indexes); every other constraint is a check of a row already at hand, its column behind a
- * unary `+` so that SQLite cannot prefer its index (genre as a token of `genre_keys`, where a
- * driving `IN (SELECT …)` would first list every quote of the genre). With no driver, every
- * constraint is a row check (index walks).
- */
-function whereClause(
-  filters: Filters,
-  groups: readonly GroupCondition[],
-  driver: Driver | null,
-  entity: Entity | null = null,
-): Where {
-  const conditions: string[] = [];
-  const params: Param[] = [];
-  const onEntity = (name: FilterName) =>
-    entity !== null && (ENTITIES[entity].filters as readonly string[]).includes(name);
-  // The entity plan checks the entity's filters on its own table (alias e).
-  const ref = (driving: boolean, column: string, name?: FilterName) =>
-    name !== undefined && onEntity(name) ? `e.${column}` : `${driving ? '' : '+'}quotes.${column}`;
-  const inList = (left: string, values: readonly Param[]) => {
-    conditions.push(values.length === 1 ? `${left} = ?` : `${left} IN (${marks(values.length)})`);
-    params.push(...values);
-  };
-  for (const [i, group] of groups.entries()) inList(ref(driver === i, group.column), [group.value]);
-  for (const [name, column] of EQUALITY_FILTERS) {
-    const values = filters[name];
-    if (values !== undefined && values.length > 0) inList(ref(driver === name, column, name), values);
-  }
-  if (nonEmpty(filters.genre)) {
-    if (driver === 'genre') {
-      const n = filters.genre.length;
-      conditions.push(
-        `quotes.id IN (SELECT quote_id FROM quote_genres WHERE genre_key ${n === 1 ? '= ?' : `IN (${marks(n)})`})`,
-      );
-      params.push(...filters.genre);
-    } else {
-      conditions.push(`(${filters.genre.map(() => 'instr(quotes.genre_keys, ?) > 0').join(' OR ')})`);
-      params.push(...filters.genre.map(genreToken));
-    }
-  }
-  for (const [name, table, column] of LIKE_FILTERS) {
-    const alternatives = filters[name];
-    if (alternatives === undefined || alternatives.length === 0) continue;
-    conditions.push(
-      `${ref(driver === name, column, name)} IN (${wordPrefixQuery(table, column, alternatives, params)})`,
+    // node:sqlite hands each BLOB over in a buffer of its own; copy only if it is shared or misaligned.
+    const own =
+      bytes.buffer instanceof ArrayBuffer && bytes.byteOffset % type.BYTES_PER_ELEMENT === 0
+        ? bytes
+        : bytes.slice();
+    columns[name] = new type(
+      own.buffer as ArrayBuffer,
+      own.byteOffset,
+      own.byteLength / type.BYTES_PER_ELEMENT,
     );
   }
-  const joined = conditions.join(' AND ');
-  return { sql: conditions.length === 0 ? '' : ` WHERE ${joined}`, conditions: joined || '1', params };
-}
-
-const EQUALITY_FILTERS: readonly [Exclude<FilterName, 'genre' | 'author_like' | 'work_like'>, string][] = [
-  ['author', 'author_key'],
-  ['work', 'work_key'],
-  ['category', 'category_key'],
-  ['author_id', 'author_id'],
-  ['work_id', 'work_id'],
-];
-const LIKE_FILTERS: readonly ['author_like' | 'work_like', string, string][] = [
-  ['author_like', 'author_words', 'author_id'],
-  ['work_like', 'work_words', 'work_id'],
-];
-
-/**
- * Ids whose name has, for every word of one alternative, a word beginning with it: one index
- * range per word, INTERSECT within an alternative, UNION across alternatives. Compound operators
- * associate left to right, so each multi-word alternative is its own subquery.
- */
-function wordPrefixQuery(table: string, idColumn: string, alternatives: string[][], params: Param[]): string {
-  return alternatives
-    .map((prefixes) => {
-      const ranges = prefixes.map((prefix) => {
-        params.push(prefix, prefix + PREFIX_END);
-        return `SELECT ${idColumn} FROM ${table} WHERE word >= ? AND word < ?`;
-      });
-      return ranges.length === 1 ? ranges[0] : `SELECT ${idColumn} FROM (${ranges.join(' INTERSECT ')})`;
-    })
-    .join(' UNION ');
-}
-
-/** Columns of `quotes` read for a projection: the id (to find the text row), then hot fields. */
-function hotColumns(fields: readonly QuoteField[]): string[] {
-  return ['id', ...fields.filter((f) => f !== 'id' && HOT_FIELDS.has(f))];
-}
-
-function firstConstraint(spec: PageSpec): Driver | null {
-  return spec.groups.length > 0 ? 0 : (FILTER_NAMES.find((name) => present(spec.filters[name])) ?? null);
-}
-
-function constrained(spec: PageSpec): boolean {
-  return spec.groups.length > 0 || hasFilters(spec.filters);
-}
-
-function hasFilters(filters: Filters): boolean {
-  return FILTER_NAMES.some((name) => present(filters[name]));
-}
-
-function onlyFilter(filters: Filters, only: keyof Filters): boolean {
-  return FILTER_NAMES.every((name) => name === only || !present(filters[name]));
-}
-
-function present(values: readonly unknown[] | undefined): boolean {
-  return values !== undefined && values.length > 0;
-}
-
-function nonEmpty<T>(values: T[] | undefined): values is T[] {
-  return values !== undefined && values.length > 0;
+  const dictionaries = {} as Record<TextDictionary, string[]>;
+  for (const name of TEXT_DICTIONARIES) {
+    const json = arrays.get(dictionaryColumn(name));
+    const values: unknown = typeof json === 'string' ? JSON.parse(json) : undefined;
+    if (!Array.isArray(values) || !values.every((v) => typeof v === 'string')) {
+      throw new Error(`the dictionary ${name} is missing or malformed`);
+    }
+    dictionaries[name] = values;
+  }
+  return new CatalogueColumns(columns as Columns, dictionaries);
 }
 
 /** Order-independent key of a filter set: OR within a filter and AND across filters commute. */
@@ -778,14 +403,49 @@ function canonicalFilters(filters: Filters): string {
     } else if (name === 'author_like' || name === 'work_like') {
       parts.push((values as string[][]).map((alt) => JSON.stringify([...alt].sort())).sort());
     } else {
-      parts.push([...new Set(values as Param[])].sort());
+      parts.push([...new Set(values as (string | number)[])].sort());
     }
   }
   return JSON.stringify(parts);
 }
 
-function marks(n: number): string {
-  return Array(n).fill('?').join(', ');
+/** Remembers selections, least recently used out first, within a count and a profile budget. */
+class SelectionCache {
+  readonly #map = new Map<string, Selection>();
+  readonly #maxEntries: number;
+  readonly #maxProfiles: number;
+  #profiles = 0;
+
+  constructor(maxEntries: number, maxProfiles: number) {
+    this.#maxEntries = maxEntries;
+    this.#maxProfiles = maxProfiles;
+  }
+
+  get(key: string): Selection | undefined {
+    const value = this.#map.get(key);
+    if (value !== undefined) {
+      this.#map.delete(key);
+      this.#map.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: Selection): void {
+    const size = value.profiles?.length ?? 0;
+    if (size > this.#maxProfiles) return;
+    const previous = this.#map.get(key);
+    if (previous !== undefined) {
+      this.#map.delete(key);
+      this.#profiles -= previous.profiles?.length ?? 0;
+    }
+    this.#map.set(key, value);
+    this.#profiles += size;
+    for (const [oldest, selection] of this.#map) {
+      if (this.#map.size <= this.#maxEntries && this.#profiles <= this.#maxProfiles) break;
+      this.#map.delete(oldest);
+      this.#profiles -= selection.profiles?.length ?? 0;
+    }
+  }
 }
 
 function randomInt(n: number): number {

@@ -1,0 +1,969 @@
+/**
+ * The query engine of the embedded catalogue: filters, exact totals, sorted pages and uniform
+ * random picks, computed over the catalogue's columns held in memory (layout: sqlite-schema.ts).
+ * SQLite itself serves only the texts of returned quotes (sqlite.ts).
+ *
+ * Why in memory: node:sqlite is synchronous, so one slow query stalls every connection, and the
+ * load-test mix (exact totals of any filter combination, multi-key sorts, correlated filters and
+ * sort keys) has no SQL plan that is fast for every request at a million quotes. Here every
+ * answer costs at most a pass over the quotes (about 1 ms per million), usually microseconds.
+ *
+ * Filters: every filter reads a profile field, so a filter set selects profiles. Each filter
+ * value maps to a rank, each rank to its profiles (CSR lists derived at load), and the filter
+ * with the fewest candidate profiles drives: its candidates are checked against the others. The
+ * exact total is the sum of the matching profiles' sizes.
+ *
+ * Pages: the sort keys are taken in order, narrowing the matches to the groups the page falls in,
+ * and never sorting a group that lies wholly before or after the page:
+ * - a profile key (author, author_id, work, work_id, category, genre, publish_date) splits the
+ *   matching profiles by rank with exact group sizes (precomputed prefix sums when unfiltered);
+ * - `quote_length` takes runs of equal length: from the quotes ordered by (length, id) when
+ *   unfiltered; when filtered, either by walking that order and keeping matches, or by collecting
+ *   the matches, whichever visits fewer quotes;
+ * - `id` ends every sort: the ords of the group in order, read by walking all quotes and keeping
+ *   matches, by merging the profiles' ascending ord lists, or by collecting and sorting them.
+ * Once a group is an explicit set of quotes, later keys split it by counting ranks (stable), so a
+ * set already in id order stays so. The cheapest strategy is picked from exact counts; tests can
+ * force each one ({@link Strategies}).
+ */
+import { compareCodePoints, type Filters, type SortKey } from './port.ts';
+import {
+  type Columns,
+  DISPLAY_FIELDS,
+  PREFIX_END,
+  PROFILE_KEYS,
+  type ProfileKey,
+  rankColumn,
+  type TextDictionary,
+} from './sqlite-schema.ts';
+
+/** Quotes matching a filter set: their profiles (null: all of them) and exact number. */
+export interface Selection {
+  profiles: Int32Array | null;
+  total: number;
+}
+
+/** Forces a strategy (tests); by default each one is chosen by its estimated cost. */
+export interface Strategies {
+  /** Reading a filtered group in id order. */
+  id?: 'walk' | 'merge' | 'collect';
+  /** Reading a filtered group in quote_length order. */
+  length?: 'walk' | 'collect';
+}
+
+/** Sets of at most this many quotes are simply gathered and split by the sort keys. */
+const GATHER_BELOW = 64;
+/** Explicit sets this small are sorted by comparison rather than split by counting. */
+const COMPARE_BELOW = 24;
+
+/** One filter as ranks of one key; `genre_set` is the any-element genre filter. */
+type ConstraintKey = ProfileKey | 'genre_set';
+
+/** Words of author names or work titles in code point order, each with its entities' ranks (CSR). */
+interface WordIndex {
+  words: string[];
+  start: Int32Array;
+  ranks: Int32Array;
+}
+
+/** Rank → profiles (CSR), and prefix sums of the groups' quote counts. */
+interface Groups {
+  start: Int32Array;
+  profiles: Int32Array;
+  cumulative: Float64Array;
+}
+
+/** The catalogue's columns with the lists derived from them at load, and the queries over them. */
+export class CatalogueColumns {
+  /** Number of quotes. */
+  readonly count: number;
+  readonly #c: Columns;
+  readonly #profileCount: number;
+  readonly #dictionaries: Record<TextDictionary, string[]>;
+  readonly #groups: Record<ProfileKey, Groups>;
+  readonly #genreMembers: Groups;
+  /** Prefix sums of quotes per length rank: the runs of `length_order`. */
+  readonly #lengthCumulative: Float64Array;
+  readonly #ranks: Record<ProfileKey, Int32Array>;
+  readonly #words: Record<'author' | 'work', WordIndex>;
+  /** Display strings by code, genre arrays parsed once. */
+  readonly #display: { author: string[]; work: string[]; category: string[]; genre: string[][] };
+  /** Per word index: words of a `_like` value matched so far, per entity; entities already chosen. */
+  readonly #wordHits: Record<'author' | 'work', { hits: Int32Array; chosen: Uint8Array }>;
+  /** Membership of a profile set (value === epoch), for walks; and de-duplication in select(). */
+  readonly #mark: Int32Array;
+  readonly #seen: Int32Array;
+  #epoch = 0;
+  /** Per-key scratch, zero between uses: allowed ranks of a filter, group sizes of a split. */
+  readonly #allowed = new Map<ConstraintKey, Uint8Array>();
+  readonly #scratch = new Map<Exclude<SortKey['field'], 'id'>, { sizes: Float64Array; slots: Int32Array }>();
+  /** Number of quotes of each profile. */
+  readonly profileSizes: Int32Array;
+
+  /** Checks the columns fit together and derives the group lists. Throws on an inconsistent file. */
+  constructor(columns: Columns, dictionaries: Record<TextDictionary, string[]>) {
+    this.#c = columns;
+    this.#dictionaries = dictionaries;
+    const n = columns.ids.length;
+    const p = columns.profile_start.length - 1;
+    this.count = n;
+    this.#profileCount = p;
+    const expect = (ok: boolean, what: string) => {
+      if (!ok) throw new Error(`inconsistent catalogue columns: ${what}`);
+    };
+    expect(p >= 0, 'profile_start is empty');
+    for (const name of ['profile', 'length_rank', 'length_order', 'profile_ords'] as const) {
+      expect(columns[name].length === n, `${name} holds ${columns[name].length} values for ${n} quotes`);
+    }
+    expect(columns.profile_start[p] === n, 'profile_start does not end at the quote count');
+    // Every value used as an index is checked once here, so that no query can read out of bounds.
+    expect(allBelow(columns.profile, p), 'profile is out of the profiles');
+    expect(allBelow(columns.length_rank, columns.lengths.length), 'length_rank is out of its dictionary');
+    expect(
+      allBelow(columns.length_order, n) && allBelow(columns.profile_ords, n),
+      'an ord list is out of range',
+    );
+    expect(
+      allBelow(columns.genre_set_start, columns.genre_set.length + 1),
+      'genre_set_start is out of range',
+    );
+    expect(columns.genre_set_start.length === p + 1, 'genre_set_start does not match the profiles');
+    const sizes: Record<ProfileKey, number> = {
+      author: dictionaries.author.length,
+      author_id: columns.author_ids.length,
+      work: dictionaries.work.length,
+      work_id: columns.work_ids.length,
+      category: dictionaries.category.length,
+      genre: dictionaries.genre.length,
+      publish_date: dictionaries.publish_date.length,
+    };
+    const ranks = {} as Record<ProfileKey, Int32Array>;
+    const groups = {} as Record<ProfileKey, Groups>;
+    for (const key of PROFILE_KEYS) {
+      const rank = columns[rankColumn(key)];
+      expect(rank.length === p, `${rankColumn(key)} does not match the profiles`);
+      ranks[key] = rank;
+      groups[key] = this.#groupProfiles(sizes[key], null, rank);
+    }
+    this.#ranks = ranks;
+    this.#groups = groups;
+    this.#genreMembers = this.#groupProfiles(sizes.genre, columns.genre_set_start, columns.genre_set);
+    const lengthCumulative = new Float64Array(columns.lengths.length + 1);
+    for (const rank of columns.length_rank) {
+      lengthCumulative[rank + 1] = (lengthCumulative[rank + 1] as number) + 1;
+    }
+    for (let r = 0; r < columns.lengths.length; r++) {
+      lengthCumulative[r + 1] = (lengthCumulative[r + 1] as number) + (lengthCumulative[r] as number);
+    }
+    this.#lengthCumulative = lengthCumulative;
+    this.#mark = new Int32Array(p);
+    this.#seen = new Int32Array(p);
+    this.profileSizes = new Int32Array(p);
+    for (let profile = 0; profile < p; profile++) {
+      const size =
+        (columns.profile_start[profile + 1] as number) - (columns.profile_start[profile] as number);
+      expect(size > 0, 'a profile has no quote');
+      this.profileSizes[profile] = size;
+    }
+    expect(columns.profile_start[0] === 0, 'profile_start does not start at 0');
+    const wordIndex = (kind: 'author' | 'work', size: number): WordIndex => {
+      const words = dictionaries[`${kind}_words`];
+      const start = columns[`${kind}_word_start`];
+      const entities = columns[`${kind}_word_ranks`];
+      expect(start.length === words.length + 1, `${kind}_word_start does not match its words`);
+      expect(start[words.length] === entities.length, `${kind}_word_start does not end at its ranks`);
+      expect(allBelow(start, entities.length + 1), `${kind}_word_start is out of range`);
+      expect(
+        entities.every((r) => r >= 0 && r < size),
+        `${kind}_word_ranks is out of its dictionary`,
+      );
+      return { words, start, ranks: entities };
+    };
+    this.#words = { author: wordIndex('author', sizes.author_id), work: wordIndex('work', sizes.work_id) };
+    const genres = dictionaries.display_genre.map((json) => {
+      const genre: unknown = JSON.parse(json);
+      expect(
+        Array.isArray(genre) && genre.every((g) => typeof g === 'string'),
+        'display_genre holds a value that is not a list of strings',
+      );
+      return genre as string[];
+    });
+    this.#display = {
+      author: dictionaries.display_author,
+      work: dictionaries.display_work,
+      category: dictionaries.display_category,
+      genre: genres,
+    };
+    for (const field of DISPLAY_FIELDS) {
+      const size = dictionaries[field].length;
+      expect(columns[field].length === p, `${field} does not match the profiles`);
+      expect(
+        columns[field].every((code) => code >= 0 && code < size),
+        `${field} is out of its dictionary`,
+      );
+    }
+    this.#wordHits = {
+      author: { hits: new Int32Array(sizes.author_id), chosen: new Uint8Array(sizes.author_id) },
+      work: { hits: new Int32Array(sizes.work_id), chosen: new Uint8Array(sizes.work_id) },
+    };
+  }
+
+  /** The quotes matching `filters`, with their exact number. */
+  select(filters: Filters): Selection {
+    const constraints = new Map<ConstraintKey, number[]>();
+    const add = (key: ConstraintKey, ranks: Iterable<number>) => {
+      const wanted = new Set(ranks);
+      const previous = constraints.get(key);
+      // Two filters on one key (author_id and author_like) must both hold: intersect.
+      constraints.set(key, previous === undefined ? [...wanted] : previous.filter((r) => wanted.has(r)));
+    };
+    const texts = (key: TextDictionary, values: readonly string[]) =>
+      values.map((v) => findText(this.#dictionaries[key], v)).filter((r) => r >= 0);
+    const numbers = (dictionary: Float64Array, values: Iterable<number>) =>
+      Array.from(values, (v) => findNumber(dictionary, v)).filter((r) => r >= 0);
+    if (present(filters.author)) add('author', texts('author', filters.author));
+    if (present(filters.work)) add('work', texts('work', filters.work));
+    if (present(filters.category)) add('category', texts('category', filters.category));
+    if (present(filters.genre)) add('genre_set', texts('genre', filters.genre));
+    if (present(filters.author_id)) add('author_id', numbers(this.#c.author_ids, filters.author_id));
+    if (present(filters.work_id)) add('work_id', numbers(this.#c.work_ids, filters.work_id));
+    if (present(filters.author_like)) add('author_id', this.#likeRanks('author', filters.author_like));
+    if (present(filters.work_like)) add('work_id', this.#likeRanks('work', filters.work_like));
+    if (constraints.size === 0) return { profiles: null, total: this.count };
+    // The driver: the constraint with the fewest candidate profiles.
+    let driver: ConstraintKey | null = null;
+    let fewest = Number.POSITIVE_INFINITY;
+    for (const [key, ranks] of constraints) {
+      const groups = this.#constraintGroups(key);
+      let candidates = 0;
+      for (const r of ranks) candidates += (groups.start[r + 1] as number) - (groups.start[r] as number);
+      if (candidates < fewest) {
+        fewest = candidates;
+        driver = key;
+      }
+    }
+    if (driver === null || fewest === 0) return { profiles: new Int32Array(0), total: 0 };
+    const checks: [ConstraintKey, Uint8Array][] = [];
+    for (const [key, ranks] of constraints) {
+      if (key === driver) continue;
+      const allowed = this.#allowedScratch(key);
+      for (const r of ranks) allowed[r] = 1;
+      checks.push([key, allowed]);
+    }
+    const out = new Int32Array(fewest);
+    let found = 0;
+    let total = 0;
+    const epoch = this.#nextEpoch();
+    const groups = this.#constraintGroups(driver);
+    const starts = this.#c.profile_start;
+    const dedupe = driver === 'genre_set' && (constraints.get(driver) as number[]).length > 1;
+    try {
+      for (const r of constraints.get(driver) as number[]) {
+        for (let i = groups.start[r] as number; i < (groups.start[r + 1] as number); i++) {
+          const profile = groups.profiles[i] as number;
+          if (dedupe) {
+            if (this.#seen[profile] === epoch) continue;
+            this.#seen[profile] = epoch;
+          }
+          if (!checks.every(([key, allowed]) => this.#allows(key, allowed, profile))) continue;
+          out[found++] = profile;
+          total += (starts[profile + 1] as number) - (starts[profile] as number);
+        }
+      }
+    } finally {
+      for (const [key, allowed] of checks) {
+        for (const r of constraints.get(key) as number[]) allowed[r] = 0;
+      }
+    }
+    return { profiles: out.subarray(0, found), total };
+  }
+
+  /**
+   * Ords of the quotes at positions [offset, offset + limit) of the selection in `sort` order
+   * (normalised, ending with the id tie-breaker).
+   */
+  page(
+    selection: Selection,
+    sort: readonly SortKey[],
+    offset: number,
+    limit: number,
+    strategies: Strategies = {},
+  ): number[] {
+    const out: number[] = [];
+    const count = Math.min(limit, selection.total - offset);
+    if (count > 0) new PageReader(this, this.#c, strategies).profiles(selection, sort, offset, count, out);
+    return out;
+  }
+
+  /** The ord of a quote drawn uniformly among the selection, or null when it is empty. */
+  randomOrd(selection: Selection, random: (n: number) => number): number | null {
+    if (selection.total === 0) return null;
+    const target = random(selection.total);
+    if (selection.profiles === null) return target;
+    // Each quote owns one slot of [0, total): the profile whose run holds the target, then its quote.
+    const starts = this.#c.profile_start;
+    let before = 0;
+    for (const profile of selection.profiles) {
+      const size = (starts[profile + 1] as number) - (starts[profile] as number);
+      if (target < before + size)
+        return this.#c.profile_ords[(starts[profile] as number) + target - before] as number;
+      before += size;
+    }
+    throw new Error('a selection total disagrees with its profiles');
+  }
+
+  /** The ord of the quote with this id, or -1. */
+  ordOf(id: number): number {
+    const ids = this.#c.ids;
+    let lo = 0;
+    let hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((ids[mid] as number) < id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < ids.length && ids[lo] === id ? lo : -1;
+  }
+
+  id(ord: number): number {
+    return this.#c.ids[ord] as number;
+  }
+
+  authorId(ord: number): number {
+    return this.#c.author_ids[this.#ranks.author_id[this.#c.profile[ord] as number] as number] as number;
+  }
+
+  workId(ord: number): number {
+    return this.#c.work_ids[this.#ranks.work_id[this.#c.profile[ord] as number] as number] as number;
+  }
+
+  publishDate(ord: number): string {
+    const rank = this.#ranks.publish_date[this.#c.profile[ord] as number] as number;
+    return this.#dictionaries.publish_date[rank] as string;
+  }
+
+  quoteLength(ord: number): number {
+    return this.#c.lengths[this.#c.length_rank[ord] as number] as number;
+  }
+
+  author(ord: number): string {
+    return this.#display.author[this.#c.display_author[this.#c.profile[ord] as number] as number] as string;
+  }
+
+  work(ord: number): string {
+    return this.#display.work[this.#c.display_work[this.#c.profile[ord] as number] as number] as string;
+  }
+
+  category(ord: number): string {
+    return this.#display.category[
+      this.#c.display_category[this.#c.profile[ord] as number] as number
+    ] as string;
+  }
+
+  /** The genre list as written; a fresh array the caller may keep. */
+  genre(ord: number): string[] {
+    return (
+      this.#display.genre[this.#c.display_genre[this.#c.profile[ord] as number] as number] as string[]
+    ).slice();
+  }
+
+  // Internals shared with PageReader.
+
+  /** Rank → profiles of a profile key, with exact group sizes. */
+  groups(key: ProfileKey): Groups {
+    return this.#groups[key];
+  }
+
+  ranks(key: ProfileKey): Int32Array {
+    return this.#ranks[key];
+  }
+
+  lengthCumulative(): Float64Array {
+    return this.#lengthCumulative;
+  }
+
+  /** Marks the profiles of a set with a fresh epoch; returns it and the first and last ord of the set. */
+  markProfiles(profiles: Int32Array): { epoch: number; first: number; last: number } {
+    const epoch = this.#nextEpoch();
+    const starts = this.#c.profile_start;
+    const ords = this.#c.profile_ords;
+    let first = this.count;
+    let last = -1;
+    for (const profile of profiles) {
+      this.#mark[profile] = epoch;
+      const a = starts[profile] as number;
+      const b = starts[profile + 1] as number;
+      if (a < b) {
+        first = Math.min(first, ords[a] as number);
+        last = Math.max(last, ords[b - 1] as number);
+      }
+    }
+    return { epoch, first, last };
+  }
+
+  get mark(): Int32Array {
+    return this.#mark;
+  }
+
+  /**
+   * Zeroed per-rank scratch arrays of a sort key, for splitting a set by it: group sizes, and
+   * slots (share index + 1) of the groups kept. Callers zero what they set. A key occurs once in
+   * a sort, so one split per key is in progress at a time.
+   */
+  scratch(field: Exclude<SortKey['field'], 'id'>): { sizes: Float64Array; slots: Int32Array } {
+    let scratch = this.#scratch.get(field);
+    if (scratch === undefined) {
+      const size = field === 'quote_length' ? this.#c.lengths.length : this.#groups[field].start.length - 1;
+      scratch = { sizes: new Float64Array(size), slots: new Int32Array(size) };
+      this.#scratch.set(field, scratch);
+    }
+    return scratch;
+  }
+
+  /**
+   * Ranks of the authors (works) whose name matches any alternative: for each of its words, the
+   * range of indexed words it begins, and the entities having a word in every range.
+   */
+  #likeRanks(kind: 'author' | 'work', alternatives: readonly string[][]): number[] {
+    const { words, start, ranks } = this.#words[kind];
+    const { hits, chosen } = this.#wordHits[kind];
+    const out: number[] = [];
+    for (const prefixes of alternatives) {
+      // The narrowest range first: only its entities can match, so only they are touched.
+      const ranges = prefixes
+        .map((prefix) => {
+          const from = start[findFirst(words, prefix)] as number;
+          return [from, start[findFirst(words, prefix + PREFIX_END)] as number] as const;
+        })
+        .sort((a, b) => a[1] - a[0] - (b[1] - b[0]));
+      const touched: number[] = [];
+      for (const [i, [from, to]] of ranges.entries()) {
+        for (let j = from; j < to; j++) {
+          const entity = ranks[j] as number;
+          // Counts each entity once per word, and only if it matched every word before.
+          if (hits[entity] !== i) continue;
+          hits[entity] = i + 1;
+          if (i === 0) touched.push(entity);
+        }
+      }
+      for (const entity of touched) {
+        if (hits[entity] === ranges.length && chosen[entity] === 0) {
+          chosen[entity] = 1;
+          out.push(entity);
+        }
+        hits[entity] = 0;
+      }
+    }
+    for (const entity of out) chosen[entity] = 0;
+    return out;
+  }
+
+  #nextEpoch(): number {
+    if (this.#epoch === 0x7fffffff) {
+      this.#epoch = 0;
+      this.#mark.fill(0);
+      this.#seen.fill(0);
+    }
+    return ++this.#epoch;
+  }
+
+  #constraintGroups(key: ConstraintKey): Groups {
+    return key === 'genre_set' ? this.#genreMembers : this.#groups[key];
+  }
+
+  #allowedScratch(key: ConstraintKey): Uint8Array {
+    let allowed = this.#allowed.get(key);
+    if (allowed === undefined) {
+      allowed = new Uint8Array(this.#constraintGroups(key).start.length - 1);
+      this.#allowed.set(key, allowed);
+    }
+    return allowed;
+  }
+
+  #allows(key: ConstraintKey, allowed: Uint8Array, profile: number): boolean {
+    if (key !== 'genre_set') return allowed[this.#ranks[key][profile] as number] === 1;
+    const { genre_set: set, genre_set_start: start } = this.#c;
+    for (let i = start[profile] as number; i < (start[profile + 1] as number); i++) {
+      if (allowed[set[i] as number] === 1) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Rank → profiles lists (CSR), with prefix sums of quote counts. A profile's ranks are
+   * `ranks[profile]`, or with `rankStart` the CSR run `ranks[rankStart[profile] .. rankStart[profile + 1])`.
+   */
+  #groupProfiles(size: number, rankStart: Int32Array | null, ranks: Int32Array): Groups {
+    const starts = this.#c.profile_start;
+    const p = this.#profileCount;
+    const first = (profile: number) => (rankStart === null ? profile : (rankStart[profile] as number));
+    const after = (profile: number) =>
+      rankStart === null ? profile + 1 : (rankStart[profile + 1] as number);
+    const start = new Int32Array(size + 1);
+    const cumulative = new Float64Array(size + 1);
+    for (let profile = 0; profile < p; profile++) {
+      const quotes = (starts[profile + 1] as number) - (starts[profile] as number);
+      for (let i = first(profile); i < after(profile); i++) {
+        const r = ranks[i] as number;
+        if (!(r >= 0 && r < size))
+          throw new Error('inconsistent catalogue columns: a rank is out of its dictionary');
+        start[r + 1] = (start[r + 1] as number) + 1;
+        cumulative[r + 1] = (cumulative[r + 1] as number) + quotes;
+      }
+    }
+    for (let r = 0; r < size; r++) {
+      start[r + 1] = (start[r + 1] as number) + (start[r] as number);
+      cumulative[r + 1] = (cumulative[r + 1] as number) + (cumulative[r] as number);
+    }
+    const next = start.slice(0, size);
+    const profiles = new Int32Array(start[size] as number);
+    for (let profile = 0; profile < p; profile++) {
+      for (let i = first(profile); i < after(profile); i++) {
+        const r = ranks[i] as number;
+        profiles[next[r] as number] = profile;
+        next[r] = (next[r] as number) + 1;
+      }
+    }
+    return { start, profiles, cumulative };
+  }
+}
+
+/** A group of the page: a set of quotes and the share of the page it holds. */
+interface Share<T> {
+  set: T;
+  from: number;
+  count: number;
+}
+
+/** Reads one page: the sort keys in turn, each narrowing to the groups the page falls in. */
+class PageReader {
+  readonly #index: CatalogueColumns;
+  readonly #c: Columns;
+  readonly #n: number;
+  readonly #strategies: Strategies;
+
+  constructor(index: CatalogueColumns, columns: Columns, strategies: Strategies) {
+    this.#index = index;
+    this.#c = columns;
+    this.#n = index.count;
+    this.#strategies = strategies;
+  }
+
+  /** Appends the ords at [from, from + count) of a profile set in `keys` order to `out`. */
+  profiles(set: Selection, keys: readonly SortKey[], from: number, count: number, out: number[]): void {
+    const key = keys[0] as SortKey;
+    if (set.profiles !== null && set.total <= GATHER_BELOW) {
+      this.ords(this.#gather(set.profiles, set.total), set.profiles.length === 1, keys, from, count, out);
+    } else if (key.field === 'id') {
+      this.#byId(set, key.direction === 'desc', from, count, out);
+    } else if (key.field === 'quote_length') {
+      this.#byLength(set, keys, from, count, out);
+    } else {
+      for (const share of this.#profileShares(set, key.field, key.direction === 'desc', from, count)) {
+        this.profiles(share.set, keys.slice(1), share.from, share.count, out);
+      }
+    }
+  }
+
+  /**
+   * Appends the ords at [from, from + count) of an explicit set of ords in `keys` order to `out`.
+   * `ascending` says the set is in id order; splitting keeps the order within each group.
+   */
+  ords(
+    set: Int32Array,
+    ascending: boolean,
+    keys: readonly SortKey[],
+    from: number,
+    count: number,
+    out: number[],
+  ): void {
+    const key = keys[0] as SortKey;
+    if (key.field === 'id') {
+      const sorted = ascending ? set : set.slice().sort();
+      const desc = key.direction === 'desc';
+      for (let i = from; i < from + count; i++) out.push(sorted[desc ? sorted.length - 1 - i : i] as number);
+      return;
+    }
+    if (set.length < COMPARE_BELOW) {
+      const sorted = Array.from(set).sort(this.#comparator(keys));
+      for (let i = from; i < from + count; i++) out.push(sorted[i] as number);
+      return;
+    }
+    // Split by the key's rank, counting first so that only the groups of the page are gathered.
+    const { rank, viaProfile } = this.#rankArray(key.field);
+    const profileOf = this.#c.profile;
+    const { sizes, slots } = this.#index.scratch(key.field);
+    const touched: number[] = [];
+    for (const ord of set) {
+      const r = (viaProfile ? rank[profileOf[ord] as number] : rank[ord]) as number;
+      if (sizes[r] === 0) touched.push(r);
+      sizes[r] = (sizes[r] as number) + 1;
+    }
+    const shares = sharesOf(sizes, touched, key.direction === 'desc', from, count);
+    const buckets = shares.map((s, i) => {
+      slots[s.set] = i + 1;
+      return new Int32Array(sizes[s.set] as number);
+    });
+    for (const r of touched) sizes[r] = 0;
+    const filled = new Int32Array(shares.length);
+    for (const ord of set) {
+      const slot = slots[(viaProfile ? rank[profileOf[ord] as number] : rank[ord]) as number] as number;
+      if (slot === 0) continue;
+      (buckets[slot - 1] as Int32Array)[filled[slot - 1] as number] = ord;
+      filled[slot - 1] = (filled[slot - 1] as number) + 1;
+    }
+    for (const s of shares) slots[s.set] = 0;
+    for (const [i, s] of shares.entries()) {
+      this.ords(buckets[i] as Int32Array, ascending, keys.slice(1), s.from, s.count, out);
+    }
+  }
+
+  /** Splits a profile set by the rank of a profile key, keeping the groups the page falls in. */
+  #profileShares(
+    set: Selection,
+    key: ProfileKey,
+    desc: boolean,
+    from: number,
+    count: number,
+  ): Share<Selection>[] {
+    const groups = this.#index.groups(key);
+    const size = groups.start.length - 1;
+    if (set.profiles === null) {
+      return rangeShares(groups.cumulative, size, desc, from, count).map((s) => ({
+        set: {
+          profiles: groups.profiles.subarray(
+            groups.start[s.set] as number,
+            groups.start[s.set + 1] as number,
+          ),
+          total: (groups.cumulative[s.set + 1] as number) - (groups.cumulative[s.set] as number),
+        },
+        from: s.from,
+        count: s.count,
+      }));
+    }
+    const rank = this.#index.ranks(key);
+    const profileSizes = this.#index.profileSizes;
+    const { sizes, slots } = this.#index.scratch(key);
+    const touched: number[] = [];
+    for (const profile of set.profiles) {
+      const r = rank[profile] as number;
+      if (sizes[r] === 0) touched.push(r);
+      sizes[r] = (sizes[r] as number) + (profileSizes[profile] as number);
+    }
+    const shares = sharesOf(sizes, touched, desc, from, count);
+    const totals = shares.map((s) => sizes[s.set] as number);
+    for (const r of touched) sizes[r] = 0;
+    const buckets = shares.map((s, i): number[] => {
+      slots[s.set] = i + 1;
+      return [];
+    });
+    for (const profile of set.profiles) {
+      const slot = slots[rank[profile] as number] as number;
+      if (slot !== 0) (buckets[slot - 1] as number[]).push(profile);
+    }
+    for (const s of shares) slots[s.set] = 0;
+    return shares.map((s, i) => ({
+      set: { profiles: Int32Array.from(buckets[i] as number[]), total: totals[i] as number },
+      from: s.from,
+      count: s.count,
+    }));
+  }
+
+  /** A profile set in id order. */
+  #byId(set: Selection, desc: boolean, from: number, count: number, out: number[]): void {
+    const n = this.#n;
+    if (set.profiles === null) {
+      for (let i = from; i < from + count; i++) out.push(desc ? n - 1 - i : i);
+      return;
+    }
+    const profiles = set.profiles;
+    const want = from + count;
+    const strategy =
+      this.#strategies.id ??
+      cheapest({
+        walk: profiles.length + Math.min(n, (want * n) / set.total),
+        merge: profiles.length + 3 * want * Math.log2(profiles.length + 1),
+        collect: 2 * set.total * Math.log2(set.total + 1),
+      });
+    if (strategy === 'collect') {
+      this.ords(
+        this.#gather(profiles, set.total),
+        false,
+        [{ field: 'id', direction: desc ? 'desc' : 'asc' }],
+        from,
+        count,
+        out,
+      );
+    } else if (strategy === 'merge') {
+      this.#merge(profiles, desc, from, count, out);
+    } else {
+      const { epoch, first, last } = this.#index.markProfiles(profiles);
+      const mark = this.#index.mark;
+      const profileOf = this.#c.profile;
+      let seen = 0;
+      const step = desc ? -1 : 1;
+      for (let ord = desc ? last : first; seen < want; ord += step) {
+        if (mark[profileOf[ord] as number] !== epoch) continue;
+        if (seen >= from) out.push(ord);
+        seen++;
+      }
+    }
+  }
+
+  /** K-way merge of the profiles' ascending ord lists (a binary heap of list heads). */
+  #merge(profiles: Int32Array, desc: boolean, from: number, count: number, out: number[]): void {
+    const starts = this.#c.profile_start;
+    const ords = this.#c.profile_ords;
+    const sign = desc ? -1 : 1;
+    // Heap entries: the position of a list's head in profile_ords, and the end of that list.
+    const head = new Int32Array(profiles.length);
+    const end = new Int32Array(profiles.length);
+    let size = 0;
+    for (const profile of profiles) {
+      const a = starts[profile] as number;
+      const b = starts[profile + 1] as number;
+      if (a === b) continue;
+      head[size] = desc ? b - 1 : a;
+      end[size] = desc ? a - 1 : b;
+      size++;
+    }
+    const keyAt = (i: number) => sign * (ords[head[i] as number] as number);
+    const swap = (i: number, j: number) => {
+      const h = head[i] as number;
+      head[i] = head[j] as number;
+      head[j] = h;
+      const e = end[i] as number;
+      end[i] = end[j] as number;
+      end[j] = e;
+    };
+    const down = (start: number) => {
+      let i = start;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= size) return;
+        const child = l + 1 < size && keyAt(l + 1) < keyAt(l) ? l + 1 : l;
+        if (keyAt(child) >= keyAt(i)) return;
+        swap(i, child);
+        i = child;
+      }
+    };
+    for (let i = (size >> 1) - 1; i >= 0; i--) down(i);
+    for (let taken = 0; taken < from + count && size > 0; taken++) {
+      if (taken >= from) out.push(ords[head[0] as number] as number);
+      head[0] = (head[0] as number) + sign;
+      if (head[0] === end[0]) swap(0, --size);
+      down(0);
+    }
+  }
+
+  /** A profile set in quote_length order (`keys[0]`), then the rest of the keys. */
+  #byLength(set: Selection, keys: readonly SortKey[], from: number, count: number, out: number[]): void {
+    const desc = (keys[0] as SortKey).direction === 'desc';
+    const rest = keys.slice(1);
+    const order = this.#c.length_order;
+    const runs = this.#index.lengthCumulative();
+    const lengths = this.#c.lengths.length;
+    if (set.profiles === null) {
+      // Runs of equal length are ranges of length_order, already in id order.
+      for (const s of rangeShares(runs, lengths, desc, from, count)) {
+        const run = order.subarray(runs[s.set] as number, runs[s.set + 1] as number);
+        this.ords(run, true, rest, s.from, s.count, out);
+      }
+      return;
+    }
+    const want = from + count;
+    const strategy =
+      this.#strategies.length ??
+      cheapest({
+        walk: set.profiles.length + Math.min(this.#n, (want * this.#n) / set.total),
+        collect: 3 * set.total,
+      });
+    if (strategy === 'collect') {
+      this.ords(this.#gather(set.profiles, set.total), false, keys, from, count, out);
+      return;
+    }
+    // Walk the runs in order, keeping the matches of those the page falls in.
+    const { epoch } = this.#index.markProfiles(set.profiles);
+    const mark = this.#index.mark;
+    const profileOf = this.#c.profile;
+    let seen = 0;
+    for (let k = 0; k < lengths && seen < want; k++) {
+      const r = desc ? lengths - 1 - k : k;
+      const members: number[] = [];
+      for (let i = runs[r] as number; i < (runs[r + 1] as number); i++) {
+        const ord = order[i] as number;
+        if (mark[profileOf[ord] as number] === epoch) members.push(ord);
+      }
+      if (seen + members.length > from) {
+        const local = Math.max(0, from - seen);
+        const take = Math.min(members.length - local, want - Math.max(seen, from));
+        this.ords(Int32Array.from(members), true, rest, local, take, out);
+      }
+      seen += members.length;
+    }
+  }
+
+  /** The ords of a profile set (grouped by profile, not in id order). */
+  #gather(profiles: Int32Array, total: number): Int32Array {
+    const starts = this.#c.profile_start;
+    const ords = this.#c.profile_ords;
+    const out = new Int32Array(total);
+    let at = 0;
+    for (const profile of profiles) {
+      const a = starts[profile] as number;
+      const b = starts[profile + 1] as number;
+      out.set(ords.subarray(a, b), at);
+      at += b - a;
+    }
+    return out;
+  }
+
+  /** The ranks of a sort key: per ord (quote_length), or per profile. */
+  #rankArray(field: Exclude<SortKey['field'], 'id'>): { rank: Int32Array; viaProfile: boolean } {
+    return field === 'quote_length'
+      ? { rank: this.#c.length_rank, viaProfile: false }
+      : { rank: this.#index.ranks(field), viaProfile: true };
+  }
+
+  #comparator(keys: readonly SortKey[]): (a: number, b: number) => number {
+    const profileOf = this.#c.profile;
+    const parts = keys.map((k) => {
+      const sign = k.direction === 'desc' ? -1 : 1;
+      if (k.field === 'id') return { rankOf: (ord: number) => ord, sign };
+      const { rank, viaProfile } = this.#rankArray(k.field);
+      const rankOf = viaProfile
+        ? (ord: number) => rank[profileOf[ord] as number] as number
+        : (ord: number) => rank[ord] as number;
+      return { rankOf, sign };
+    });
+    return (a, b) => {
+      for (const { rankOf, sign } of parts) {
+        const d = rankOf(a) - rankOf(b);
+        if (d !== 0) return sign * d;
+      }
+      return a - b;
+    };
+  }
+}
+
+/**
+ * Groups (ranks) of a split, in sort order, that the page [from, from + count) falls in, with
+ * each one's share, given group sizes in `sizes` for the `touched` ranks (the others are empty).
+ */
+function sharesOf(
+  sizes: Float64Array,
+  touched: number[],
+  desc: boolean,
+  from: number,
+  count: number,
+): Share<number>[] {
+  // Sorting few touched ranks is cheaper than scanning every rank.
+  const size = sizes.length;
+  const ordered = touched.length * 16 < size ? Int32Array.from(touched).sort() : null;
+  const shares: Share<number>[] = [];
+  let position = 0;
+  const end = from + count;
+  const length = ordered === null ? size : ordered.length;
+  for (let k = 0; k < length && position < end; k++) {
+    const i = desc ? length - 1 - k : k;
+    const r = ordered === null ? i : (ordered[i] as number);
+    const groupSize = sizes[r] as number;
+    if (groupSize === 0) continue;
+    if (position + groupSize > from) {
+      const local = Math.max(0, from - position);
+      shares.push({ set: r, from: local, count: Math.min(groupSize - local, end - position - local) });
+    }
+    position += groupSize;
+  }
+  return shares;
+}
+
+/** As {@link sharesOf}, for groups given by prefix sums (rank r holds [cum[r], cum[r + 1])). */
+function rangeShares(
+  cumulative: Float64Array,
+  size: number,
+  desc: boolean,
+  from: number,
+  count: number,
+): Share<number>[] {
+  const total = cumulative[size] as number;
+  const end = from + count;
+  const shares: Share<number>[] = [];
+  // Position p in descending order is position total - 1 - p ascending: find the group by search.
+  const startAt = desc ? total - 1 - from : from;
+  let r = upperBound(cumulative, startAt) - 1;
+  let position = desc ? total - (cumulative[r + 1] as number) : (cumulative[r] as number);
+  while (position < end && r >= 0 && r < size) {
+    const groupSize = (cumulative[r + 1] as number) - (cumulative[r] as number);
+    if (groupSize > 0 && position + groupSize > from) {
+      const local = Math.max(0, from - position);
+      shares.push({ set: r, from: local, count: Math.min(groupSize - local, end - position - local) });
+    }
+    position += groupSize;
+    r += desc ? -1 : 1;
+  }
+  return shares;
+}
+
+/** First index i with values[i] > x, in an ascending array. */
+function upperBound(values: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((values[mid] as number) <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function cheapest<K extends string>(costs: Record<K, number>): K {
+  let best: K | null = null;
+  for (const name of Object.keys(costs) as K[]) {
+    if (best === null || costs[name] < costs[best]) best = name;
+  }
+  return best as K;
+}
+
+/** First index of a dictionary sorted by code point whose value is not below `value`. */
+function findFirst(sorted: readonly string[], value: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareCodePoints(sorted[mid] as string, value) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Rank of a value in a dictionary sorted by code point, or -1. */
+function findText(sorted: readonly string[], value: string): number {
+  const at = findFirst(sorted, value);
+  return at < sorted.length && sorted[at] === value ? at : -1;
+}
+
+/** Rank of a number in an ascending dictionary, or -1. */
+function findNumber(sorted: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((sorted[mid] as number) < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo] === value ? lo : -1;
+}
+
+/** True when every value is an index below `limit`. */
+function allBelow(values: Int32Array, limit: number): boolean {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] as number;
+    if (value < 0 || value >= limit) return false;
+  }
+  return true;
+}
+
+function present<T>(values: readonly T[] | undefined): values is readonly T[] {
+  return values !== undefined && values.length > 0;
+}
