@@ -16,10 +16,11 @@ import type { CatalogueIndex } from './catalogue/port.ts';
 import { type Config, DEVELOPMENT_USER } from './config.ts';
 import { type ApiError, badRequest, toApiError } from './errors.ts';
 import { AnswerCache, NO_STORE } from './etag.ts';
-import { createMetrics, metricsPlugin } from './metrics.ts';
+import { createMetrics, metricsPlugin, responseRecorder } from './metrics.ts';
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
-import { fallbackRoutes, rejectEmptyParams } from './routes/fallback.ts';
+import { lazyChildLogger, RequestLogController } from './request-log.ts';
+import { emptyParamError, fallbackRoutes } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
 import { v1Routes } from './routes/v1.ts';
@@ -75,11 +76,11 @@ const SERVER_LIMITS = {
 };
 
 /**
- * Serialised answers kept per ETag: repeated requests (the common case for a catalogue that
+ * Serialised answers kept per request key: repeated requests (the common case for a catalogue that
  * changes only when re-indexed) skip the query and the serialisation. A page of 100 full quotes
- * is about 60 KB, so the bounds hold it to a few tens of MB.
+ * is about 60 KB, so the bounds hold it to 16 MB (outside the V8 heap: the answers are bytes).
  */
-const ANSWER_CACHE = { maxEntries: 2_000, maxChars: 16_000_000 };
+const ANSWER_CACHE = { maxEntries: 2_000, maxBytes: 16_000_000 };
 
 /**
  * Builds the app. Opens the configured catalogue and closes it with the app, unless one is
@@ -87,12 +88,17 @@ const ANSWER_CACHE = { maxEntries: 2_000, maxChars: 16_000_000 };
  * start; only `deps.prepare` failing or a programming error rejects.
  */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
+  const metrics = createMetrics();
   const app = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED, censor: '[redacted]' },
       ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
     },
+    // Request lines at debug, per-request loggers built only when used, and the metrics of every
+    // finished request recorded without a hook of their own (see request-log.ts).
+    logController: new RequestLogController({ onCompleted: responseRecorder(metrics) }),
+    childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxy(config.trustProxy),
     bodyLimit: SERVER_LIMITS.bodyLimit,
     keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
@@ -128,9 +134,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     app.log.warn(`no AUTH_USERS configured: the development user '${DEVELOPMENT_USER.name}' is active`);
   }
 
-  const metrics = createMetrics();
   await app.register(metricsPlugin, {
     metrics,
+    recordResponses: false,
     beforeScrape: async () => {
       const info = await catalogue.info();
       metrics.setCatalogue({ version: info.version, backend: catalogue.kind, documents: info.count });
@@ -144,8 +150,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const authenticate = createAuthenticator(config.auth);
   const answers = new AnswerCache(ANSWER_CACHE);
   await app.register(async (quotes) => {
-    quotes.addHook('onRequest', rejectEmptyParams);
-    quotes.addHook('onRequest', (request, _reply, done) => done(authenticate(request)));
+    // One hook for both checks, in the contract's order: an empty `:id` is an unknown path (404),
+    // whoever asks; then credentials (401/403).
+    quotes.addHook('onRequest', (request, _reply, done) =>
+      done(emptyParamError(request) ?? authenticate(request)),
+    );
     await quotes.register(quoteRoutes, { catalogue, answers });
     await quotes.register(v1Routes, { catalogue, answers });
   });

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WWW_AUTHENTICATE } from './auth.ts';
+import { createAuthenticator, WWW_AUTHENTICATE } from './auth.ts';
 import { basic, buildFixtureCatalogue, errorOf, type FixtureCatalogue, fixtureApp } from './test-app.ts';
 
 let catalogue: FixtureCatalogue;
@@ -250,6 +250,42 @@ describe('configured users', () => {
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('valid credentials remembered between requests', () => {
+  const withHeaders = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
+  const statusOf = (failure: { statusCode: number } | undefined) => failure?.statusCode ?? 200;
+
+  it('keeps every verdict right once values are remembered, past the bound of remembered values', () => {
+    const users = new Map<string, string>();
+    for (let i = 0; i < 600; i++) users.set(`user${i}`, `password-${i}`);
+    const authenticate = createAuthenticator({ users, bypass: 'deny', usingDevelopmentUser: false });
+    const verdicts = (password: (i: number) => string) =>
+      [...users.keys()].map((name, i) =>
+        statusOf(authenticate(withHeaders({ authorization: basic(`${name}:${password(i)}`) }))),
+      );
+    // Twice over more users than are remembered: the second pass sees evicted and kept values.
+    for (let pass = 0; pass < 2; pass++) {
+      expect(new Set(verdicts((i) => `password-${i}`))).toEqual(new Set([200]));
+      expect(new Set(verdicts((i) => `password-${i}x`))).toEqual(new Set([401]));
+      expect(new Set(verdicts((i) => `password-${(i + 1) % 600}`))).toEqual(new Set([401]));
+    }
+  });
+
+  it('still answers 403 to a refused bypass, and 401 to a header that differs from a valid one', () => {
+    const authenticate = createAuthenticator({
+      users: new Map([['alice', 's3cret']]),
+      bypass: 'deny',
+      usingDevelopmentUser: false,
+    });
+    const valid = basic('alice:s3cret');
+    expect(statusOf(authenticate(withHeaders({ authorization: valid })))).toBe(200);
+    expect(statusOf(authenticate(withHeaders({ authorization: valid, 'x-bypass-auth': 'true' })))).toBe(200);
+    expect(statusOf(authenticate(withHeaders({ 'x-bypass-auth': 'true' })))).toBe(403);
+    expect(statusOf(authenticate(withHeaders({ authorization: `${valid}x` })))).toBe(401);
+    expect(statusOf(authenticate(withHeaders({ authorization: basic('alice:s3cre') })))).toBe(401);
+    expect(statusOf(authenticate(withHeaders({})))).toBe(401);
   });
 });
 

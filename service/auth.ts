@@ -17,6 +17,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const sha256 = (text: string) => hash('sha256', text, 'buffer');
 
+/**
+ * Authorization values recently found valid, so that a client sending the same header on every
+ * request costs one Map lookup instead of a digest. A hit tells nothing that the 200 it leads to
+ * does not already tell; a miss (anything else, wrong passwords included) still goes through the
+ * constant-time comparison. Small and bounded: a client cycling through valid credentials only
+ * falls back to the slow path.
+ */
+const VALID_HEADERS_KEPT = 256;
+/** Longer values are never kept (a Basic header of a reasonable name and password is far shorter). */
+const LONGEST_KEPT_HEADER = 512;
+
 const unauthorized = (details: string) =>
   new ApiError(401, details, { headers: { 'www-authenticate': WWW_AUTHENTICATE } });
 const invalidCredentials = (details: string) =>
@@ -27,15 +38,28 @@ const invalidCredentials = (details: string) =>
 
 /**
  * Builds the check for one configuration: it returns the 401/403 to answer, or undefined when
- * the request may proceed. Passwords are kept only as SHA-256 digests and
- * compared with `timingSafeEqual`; an unknown user is compared against a random digest, so the
- * time taken tells nothing about which names exist.
+ * the request may proceed. Passwords are compared as SHA-256 digests with `timingSafeEqual`; an
+ * unknown user is compared against a random digest, so the time taken tells nothing about which
+ * names exist. Header values that were valid are remembered (see {@link VALID_HEADERS_KEPT}).
  */
 export function createAuthenticator(auth: Config['auth']): (request: FastifyRequest) => ApiError | undefined {
   const digests = new Map<string, Buffer>();
   for (const [name, password] of auth.users) digests.set(name, sha256(password));
   const decoy = randomBytes(32);
   const bypassAllowed = auth.bypass === 'allow';
+  const valid = new Set<string>();
+
+  /** Undefined when the credentials are valid, else the 401 to answer; remembers valid values. */
+  function check(header: string | undefined): ApiError | undefined {
+    if (header !== undefined && valid.has(header)) return undefined;
+    const failure = verify(header);
+    if (failure === undefined && header !== undefined && header.length <= LONGEST_KEPT_HEADER) {
+      // Forgets the value kept first: a Set iterates in insertion order.
+      if (valid.size >= VALID_HEADERS_KEPT) valid.delete(valid.values().next().value as string);
+      valid.add(header);
+    }
+    return failure;
+  }
 
   /** Undefined when the credentials are valid, else the 401 to answer. */
   function verify(header: string | undefined): ApiError | undefined {
@@ -67,7 +91,7 @@ export function createAuthenticator(auth: Config['auth']): (request: FastifyRequ
     const bypass = request.headers['x-bypass-auth'];
     const wantsBypass = typeof bypass === 'string' && bypass.toLowerCase() === 'true';
     if (wantsBypass && bypassAllowed) return undefined;
-    const failure = verify(request.headers.authorization);
+    const failure = check(request.headers.authorization);
     if (failure === undefined || !wantsBypass) return failure;
     return new ApiError(
       403,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerCache, etagFor, ifNoneMatchHits } from './etag.ts';
+import { AnswerCache, bodyBytes, etagFor, ifNoneMatchHits } from './etag.ts';
 
 describe('etagFor', () => {
   it('is a weak quoted tag that changes with the version and with the request key', () => {
@@ -37,37 +37,73 @@ describe('ifNoneMatchHits', () => {
   });
 });
 
+describe('bodyBytes', () => {
+  it('encodes the text as UTF-8, in a buffer of exactly its own bytes', () => {
+    const text = '{"quote":"Ça va — “très” bien 🙂"}';
+    const body = bodyBytes(text);
+    expect(body.toString('utf8')).toBe(text);
+    expect(body.length).toBe(Buffer.byteLength(text));
+    // Not a slice of Node's shared pool, which the cache would keep alive whole.
+    expect(body.buffer.byteLength).toBe(body.length);
+  });
+});
+
 describe('AnswerCache', () => {
-  it('returns what was stored under a tag', () => {
-    const cache = new AnswerCache({ maxEntries: 10, maxChars: 1_000 });
-    cache.set('a', '{"a":1}');
-    expect(cache.get('a')).toBe('{"a":1}');
-    expect(cache.get('b')).toBeUndefined();
+  /** An answer whose entry holds its UTF-8 bytes plus 2: a one-letter key and its tag "t". */
+  const answer = (text: string) => ({ etag: 't', body: Buffer.from(text, 'utf8') });
+  const text = (cached: { body: Buffer } | undefined) => cached?.body.toString('utf8');
+
+  it('returns the answer stored for a version and a request key, and nothing for another', () => {
+    const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1_000 });
+    cache.set('v1', 'key', { etag: etagFor('v1', 'key'), body: Buffer.from('{"a":1}') });
+    expect(cache.get('v1', 'key')?.etag).toBe(etagFor('v1', 'key'));
+    expect(text(cache.get('v1', 'key'))).toBe('{"a":1}');
+    expect(cache.get('v2', 'key')).toBeUndefined();
+    expect(cache.get('v1', 'other')).toBeUndefined();
+  });
+
+  it('replaces the answer of an older version, and never serves one version for another', () => {
+    const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1_000 });
+    cache.set('v1', 'key', answer('old'));
+    cache.set('v2', 'key', answer('new'));
+    expect(cache.get('v1', 'key')).toBeUndefined();
+    expect(text(cache.get('v2', 'key'))).toBe('new');
+    expect(cache.size).toBe(1);
   });
 
   it('evicts the least recently used entry beyond maxEntries', () => {
-    const cache = new AnswerCache({ maxEntries: 2, maxChars: 1_000 });
-    cache.set('a', 'A');
-    cache.set('b', 'B');
-    expect(cache.get('a')).toBe('A');
-    cache.set('c', 'C');
-    expect(cache.get('b')).toBeUndefined();
-    expect(cache.get('a')).toBe('A');
-    expect(cache.get('c')).toBe('C');
+    const cache = new AnswerCache({ maxEntries: 2, maxBytes: 1_000 });
+    cache.set('v', 'a', answer('A'));
+    cache.set('v', 'b', answer('B'));
+    expect(text(cache.get('v', 'a'))).toBe('A');
+    cache.set('v', 'c', answer('C'));
+    expect(cache.get('v', 'b')).toBeUndefined();
+    expect(text(cache.get('v', 'a'))).toBe('A');
+    expect(text(cache.get('v', 'c'))).toBe('C');
     expect(cache.size).toBe(2);
   });
 
-  it('keeps the stored characters within maxChars and skips answers too large to share the space', () => {
-    const cache = new AnswerCache({ maxEntries: 100, maxChars: 160 });
-    for (const key of ['a', 'b', 'c', 'd', 'e']) cache.set(key, key.repeat(10));
+  it('keeps the stored bytes within maxBytes and skips answers too large to share the space', () => {
+    // Entries of 10 bytes: an 8-character body, its key and its tag.
+    const cache = new AnswerCache({ maxEntries: 100, maxBytes: 160 });
+    for (const key of ['a', 'b', 'c', 'd', 'e']) cache.set('v', key, answer(key.repeat(8)));
     expect(cache.size).toBe(5);
-    cache.set('huge', 'x'.repeat(11));
-    expect(cache.get('huge')).toBeUndefined();
-    for (let i = 0; i < 20; i++) cache.set(`k${i}`, 'y'.repeat(10));
+    cache.set('v', 'h', answer('x'.repeat(9)));
+    expect(cache.get('v', 'h')).toBeUndefined();
+    for (let i = 0; i < 20; i++) cache.set('v', String.fromCharCode(0x41 + i), answer('y'.repeat(8)));
     expect(cache.size).toBe(16);
-    expect(cache.get('a')).toBeUndefined();
-    cache.set('k19', 'z');
-    expect(cache.get('k19')).toBe('z');
+    expect(cache.get('v', 'a')).toBeUndefined();
+    cache.set('v', 'T', answer('z'));
+    expect(text(cache.get('v', 'T'))).toBe('z');
     expect(cache.size).toBe(16);
+  });
+
+  it('measures bodies in encoded bytes, not characters', () => {
+    const cache = new AnswerCache({ maxEntries: 100, maxBytes: 160 });
+    // Five characters, but ten bytes in UTF-8: with its key and tag, more than a 10-byte share.
+    cache.set('v', 'a', answer('é'.repeat(5)));
+    expect(cache.get('v', 'a')).toBeUndefined();
+    cache.set('v', 'b', answer('é'.repeat(4)));
+    expect(text(cache.get('v', 'b'))).toBe('éééé');
   });
 });

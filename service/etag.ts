@@ -43,51 +43,82 @@ function opaqueTag(tag: string): string {
   return tag.startsWith('W/') ? tag.slice(2) : tag;
 }
 
+/** A response body ready to send, and the ETag it goes with. */
+export interface CachedAnswer {
+  readonly etag: string;
+  /** The serialised body as the UTF-8 bytes that go on the wire. */
+  readonly body: Buffer;
+}
+
 /**
- * Serialised answers by ETag. An ETag names one catalogue version and one canonical request, and
- * a catalogue version never changes, so an answer stored under its ETag stays right for as long
- * as the tag is current; entries of replaced catalogues simply age out. Least recently used
- * entries go first once either bound is reached.
+ * The bytes of a serialised body, in memory of their own: `Buffer.from` places short texts in a
+ * slice of Node's shared 8 KB pool, which a long-lived cache entry would keep alive whole.
+ */
+export function bodyBytes(text: string): Buffer {
+  const body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  body.write(text);
+  return body;
+}
+
+/**
+ * Serialised answers by canonical request key, each for one catalogue version (what
+ * {@link etagFor} hashes, so a hit also spares computing the tag). Bodies are kept as bytes
+ * rather than the serialiser's string because a string is re-encoded on every write (and
+ * measured again for Content-Length): for a cached page that encoding was the largest single
+ * cost of a request.
+ *
+ * One entry per key: a catalogue version never changes, so an answer stays right for as long as
+ * its version is served, and the answer of a newer version simply replaces it. Keyed by the key
+ * alone (the version is compared, not hashed), a hit costs a lookup whose hash the key string
+ * already carries. Least recently used entries go first once either bound is reached; keys
+ * count towards the bytes, as they can be long.
  */
 export class AnswerCache {
-  readonly #entries = new Map<string, string>();
+  readonly #entries = new Map<string, CachedAnswer & { readonly version: string }>();
   readonly #maxEntries: number;
-  readonly #maxChars: number;
-  #chars = 0;
+  readonly #maxBytes: number;
+  #bytes = 0;
 
-  constructor(options: { maxEntries: number; maxChars: number }) {
+  constructor(options: { maxEntries: number; maxBytes: number }) {
     this.#maxEntries = options.maxEntries;
-    this.#maxChars = options.maxChars;
+    this.#maxBytes = options.maxBytes;
   }
 
-  get(etag: string): string | undefined {
-    const body = this.#entries.get(etag);
-    if (body !== undefined) {
-      // Re-inserting moves the entry to the young end of the Map's insertion order.
-      this.#entries.delete(etag);
-      this.#entries.set(etag, body);
-    }
-    return body;
+  /** The answer stored for `key` under this catalogue `version`, if any. */
+  get(version: string, key: string): CachedAnswer | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined || entry.version !== version) return undefined;
+    // Re-inserting moves the entry to the young end of the Map's insertion order.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry;
   }
 
-  set(etag: string, body: string): void {
+  /** Stores the answer of `key` under `version`, replacing the key's answer of any version. */
+  set(version: string, key: string, answer: CachedAnswer): void {
+    const size = sizeOf(key, answer);
     // One huge answer must not flush everything else.
-    if (body.length > this.#maxChars / 16) return;
-    const previous = this.#entries.get(etag);
+    if (size > this.#maxBytes / 16) return;
+    const previous = this.#entries.get(key);
     if (previous !== undefined) {
-      this.#entries.delete(etag);
-      this.#chars -= previous.length;
+      this.#entries.delete(key);
+      this.#bytes -= sizeOf(key, previous);
     }
-    this.#entries.set(etag, body);
-    this.#chars += body.length;
+    this.#entries.set(key, { version, etag: answer.etag, body: answer.body });
+    this.#bytes += size;
     for (const [oldest, old] of this.#entries) {
-      if (this.#entries.size <= this.#maxEntries && this.#chars <= this.#maxChars) break;
+      if (this.#entries.size <= this.#maxEntries && this.#bytes <= this.#maxBytes) break;
       this.#entries.delete(oldest);
-      this.#chars -= old.length;
+      this.#bytes -= sizeOf(oldest, old);
     }
   }
 
   get size(): number {
     return this.#entries.size;
   }
+}
+
+/** What an entry holds: its body's bytes, and its key and tag at one byte per character. */
+function sizeOf(key: string, answer: CachedAnswer): number {
+  return answer.body.length + key.length + answer.etag.length;
 }

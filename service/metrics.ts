@@ -6,7 +6,7 @@
  * Recording a response costs two Map lookups and two additions: label sets are resolved once,
  * into children that the hot path keeps.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 
 export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -365,29 +365,15 @@ function recorderFor(metrics: ServiceMetrics, route: string): Recorder {
   };
 }
 
-export interface MetricsPluginOptions {
-  metrics: ServiceMetrics;
-  /** Where the metrics are served; default `/metrics`. */
-  path?: string;
-  /**
-   * Runs before each scrape, to refresh gauges read from elsewhere (the catalogue's version and
-   * size). A failure is logged and the scrape still answers, with the previous values.
-   */
-  beforeScrape?: () => Promise<void> | void;
-}
-
 /**
- * Records `quotes_http_requests_total` and `quotes_http_request_duration_seconds` for every
- * response, and serves the registry at `path`. The route label is the route pattern
- * (`/quotes/:id`), or "unmatched" for requests no route matched (unknown paths, and 405s answered
- * by a not-found handler), so its values stay as few as the routes.
- *
- * One app-level hook, which Fastify applies to every route whenever it was declared. Reading the
- * pattern (`request.routeOptions`) costs about 50 ns; a route-level hook added in `onRoute` would
- * avoid it but silently miss the routes declared before this plugin.
+ * Records `quotes_http_requests_total` and `quotes_http_request_duration_seconds` for one finished
+ * response. The route label is the route pattern (`/quotes/:id`), or "unmatched" for requests no
+ * route matched (unknown paths, and 405s answered by a not-found handler), so its values stay as
+ * few as the routes. Reading the pattern (`request.routeOptions`) costs about 50 ns.
  */
-async function registerMetrics(app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {
-  const { metrics } = options;
+export function responseRecorder(
+  metrics: ServiceMetrics,
+): (request: FastifyRequest, reply: FastifyReply) => void {
   const unmatched = recorderFor(metrics, 'unmatched');
   const byRoute = new Map<string, Recorder>();
   const recorderOf = (request: FastifyRequest): Recorder => {
@@ -400,10 +386,41 @@ async function registerMetrics(app: FastifyInstance, options: MetricsPluginOptio
     }
     return record;
   };
-  app.addHook('onResponse', (request, reply, done) => {
-    recorderOf(request)(request.method, reply.statusCode, reply.elapsedTime);
-    done();
-  });
+  return (request, reply) => recorderOf(request)(request.method, reply.statusCode, reply.elapsedTime);
+}
+
+export interface MetricsPluginOptions {
+  metrics: ServiceMetrics;
+  /** Where the metrics are served; default `/metrics`. */
+  path?: string;
+  /**
+   * Runs before each scrape, to refresh gauges read from elsewhere (the catalogue's version and
+   * size). A failure is logged and the scrape still answers, with the previous values.
+   */
+  beforeScrape?: () => Promise<void> | void;
+  /**
+   * Whether the plugin records responses with an `onResponse` hook (default true). An app that
+   * already observes every finished request can record them itself with {@link responseRecorder}
+   * and spare each request a hook: the service does so in its log controller (request-log.ts).
+   */
+  recordResponses?: boolean;
+}
+
+/**
+ * Serves the registry at `path`, and records every response (see {@link responseRecorder}).
+ *
+ * One app-level hook, which Fastify applies to every route whenever it was declared; a
+ * route-level hook added in `onRoute` would silently miss the routes declared before this plugin.
+ */
+async function registerMetrics(app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {
+  const { metrics } = options;
+  if (options.recordResponses ?? true) {
+    const record = responseRecorder(metrics);
+    app.addHook('onResponse', (request, reply, done) => {
+      record(request, reply);
+      done();
+    });
+  }
   app.get(options.path ?? '/metrics', async (request, reply) => {
     try {
       await options.beforeScrape?.();

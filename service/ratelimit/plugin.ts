@@ -10,7 +10,7 @@
  * is counted like any other answer of that path.
  */
 import fastifyRateLimit from '@fastify/rate-limit';
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
@@ -207,26 +207,37 @@ async function registerRateLimit(app: FastifyInstance, options: RateLimitPluginO
     suppressed = 0;
   };
 
-  app.addHook('onRequest', async function rateLimitQuotes(request: FastifyRequest, reply: FastifyReply) {
-    if (!isCounted(request)) return;
-    try {
-      await limit.call(app, request, reply);
-    } catch (error) {
-      if (!(error instanceof StoreUnavailableError)) {
-        // A 429 is an answer of the store too.
-        if (!storeUp && error instanceof ApiError) markUp(true);
-        throw error;
-      }
-      storeFailed(error);
-      if (config.fail === 'closed') {
-        throw new ApiError(503, 'Rate limiting is unavailable (its store does not answer); retry shortly', {
-          cause: error,
-        });
-      }
-      // Fail open: served, uncounted, and without rate-limit headers, which would be guesses.
+  // A callback hook rather than an async one: it runs for every quote request, and each async
+  // layer costs a promise and a turn of the microtask queue.
+  const served = (done: HookHandlerDoneFunction) => () => {
+    if (!storeUp) markUp(true);
+    done();
+  };
+  const refused = (done: HookHandlerDoneFunction) => (error: unknown) => {
+    if (!(error instanceof StoreUnavailableError)) {
+      // A 429 is an answer of the store too.
+      if (!storeUp && error instanceof ApiError) markUp(true);
+      done(error as Error);
       return;
     }
-    if (!storeUp) markUp(true);
+    storeFailed(error);
+    if (config.fail === 'closed') {
+      done(
+        new ApiError(503, 'Rate limiting is unavailable (its store does not answer); retry shortly', {
+          cause: error,
+        }),
+      );
+      return;
+    }
+    // Fail open: served, uncounted, and without rate-limit headers, which would be guesses.
+    done();
+  };
+  app.addHook('onRequest', function rateLimitQuotes(request, reply, done) {
+    if (!isCounted(request)) {
+      done();
+      return;
+    }
+    limit.call(app, request, reply).then(served(done), refused(done));
   });
 
   if (store instanceof RedisStore) {

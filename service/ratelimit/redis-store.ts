@@ -1,20 +1,29 @@
 /**
- * Rate-limit store shared by every replica (`RATE_LIMIT_STORE=redis`). One atomic Lua script per
- * request reads Redis `TIME`, so all replicas agree on the current minute whatever their own
- * clocks say, and counts the request in that minute.
+ * Rate-limit store shared by every replica (`RATE_LIMIT_STORE=redis`). An atomic Lua script reads
+ * Redis `TIME`, so all replicas agree on the current minute whatever their own clocks say, and
+ * counts the requests in that minute.
+ *
+ * Requests are counted in batches: the requests that arrive while the previous call is in flight
+ * (or within one event-loop turn, when none is) go to Redis as ONE script call that counts every
+ * client of the batch, each client once with the number of its requests. Under load that
+ * replaces one command (with its reply, promise and timer) per request by one per batch, on both
+ * sides of the connection; counts stay exact, since each call is atomic and the requests of one
+ * client in a batch get consecutive counts.
  */
 import type { Redis } from 'ioredis';
-import { closeRedisClient, pingRedis, whenReady, withTimeout } from '../redis.ts';
+import { closeRedisClient, pingRedis, whenReady } from '../redis.ts';
 import { type Clock, type Hit, type RateLimitStore, StoreUnavailableError, WINDOW_MS } from './store.ts';
 
 /**
- * KEYS[1]: the client's counter, a hash { w = window number, n = count }.
+ * KEYS: the counters of the batch's clients, each a hash { w = window number, n = count }.
  * ARGV[1]: '' to use Redis TIME (always, in production), or a test clock's "now" in ms.
- * Returns { count, ms until the window ends }.
+ * ARGV[i + 1]: how many requests of the client KEYS[i] to count.
+ * Returns { ms until the window ends, count of KEYS[1] after this call, count of KEYS[2], … }.
  *
  * The window lives in the value rather than in the key name because only the script knows the
- * window (it reads the time), and a script must name every key it touches in KEYS so it stays
- * valid under Redis Cluster and key-based ACLs. The expiry only frees memory; it is relative
+ * window (it reads the time), and a script must name every key it touches in KEYS so that it
+ * stays valid under key-based ACLs (under Redis Cluster, the keys of one call would also need
+ * one hash slot: a prefix with a hash tag). The expiry only frees memory; it is relative
  * (PEXPIRE) so that it also holds for a test clock that is far from Redis's own.
  * Needs Redis ≥ 5 (a script may write after reading TIME).
  */
@@ -28,26 +37,39 @@ else
 end
 local window = math.floor(now / ${WINDOW_MS})
 local ttl = (window + 1) * ${WINDOW_MS} - now
-local current
-if tonumber(redis.call('HGET', KEYS[1], 'w')) == window then
-  current = redis.call('HINCRBY', KEYS[1], 'n', 1)
-else
-  redis.call('HSET', KEYS[1], 'w', window, 'n', 1)
-  redis.call('PEXPIRE', KEYS[1], ttl + 1000)
-  current = 1
+local counts = { ttl }
+for i, key in ipairs(KEYS) do
+  local requests = tonumber(ARGV[i + 1])
+  if tonumber(redis.call('HGET', key, 'w')) == window then
+    counts[i + 1] = redis.call('HINCRBY', key, 'n', requests)
+  else
+    redis.call('HSET', key, 'w', window, 'n', requests)
+    redis.call('PEXPIRE', key, ttl + 1000)
+    counts[i + 1] = requests
+  end
 end
-return { current, ttl }
+return counts
 `;
 
-const COMMAND = 'quotesRateLimitHit';
+const COMMAND = 'quotesRateLimitHits';
 
-type HitCommand = (key: string, now: string) => Promise<[number, number]>;
+/** Sends the script: the key count, the keys, then the ARGV values. */
+type HitCommand = (...args: Array<string | number>) => Promise<number[]>;
+
+/**
+ * Most clients counted by one script call: a script blocks Redis while it runs, so a huge batch
+ * (a flood from many addresses) is split into calls of bounded length.
+ */
+export const MAX_KEYS_PER_CALL = 500;
 
 export interface RedisStoreOptions {
   client: Redis;
   /** Prefix of every counter key. */
   prefix?: string;
-  /** Longest wait for one count, on top of the client's own command timeout. */
+  /**
+   * Longest wait for one count, from the request's arrival, whether its batch was sent or still
+   * waits; independent of the client's own command timeout. Default 1000 ms.
+   */
   timeoutMs?: number;
   /** Close `client` with the store (when the store's owner created the client for it). */
   ownsClient?: boolean;
@@ -58,6 +80,22 @@ export interface RedisStoreOptions {
   now?: Clock;
 }
 
+/** A request waiting for its count. */
+interface Waiter {
+  resolve(hit: Hit): void;
+  reject(error: StoreUnavailableError): void;
+}
+
+/** Requests counted by one script call, by counter key. */
+interface Batch {
+  /** ARGV[1] of the call. */
+  readonly now: string;
+  readonly waiting: Map<string, Waiter[]>;
+  /** Fails the batch's requests one timeout after the first of them arrived, sent or not. */
+  readonly timer: NodeJS.Timeout;
+  settled: boolean;
+}
+
 export class RedisStore implements RateLimitStore {
   readonly kind = 'redis';
   readonly client: Redis;
@@ -65,7 +103,18 @@ export class RedisStore implements RateLimitStore {
   readonly #timeoutMs: number;
   readonly #ownsClient: boolean;
   readonly #now: Clock | undefined;
-  readonly #hit: HitCommand;
+  readonly #hits: HitCommand;
+  /** Batches not sent yet, oldest first; new requests join the last one. */
+  readonly #queue: Batch[] = [];
+  /** The batch whose call awaits its reply; the next batch waits for it (or for its timeout). */
+  #inFlight: Batch | null = null;
+  #sendScheduled = false;
+  readonly #sendNext = () => {
+    this.#sendScheduled = false;
+    if (this.#inFlight !== null) return;
+    const batch = this.#queue.shift();
+    if (batch !== undefined) this.#send(batch);
+  };
 
   constructor(options: RedisStoreOptions) {
     this.client = options.client;
@@ -74,22 +123,114 @@ export class RedisStore implements RateLimitStore {
     this.#ownsClient = options.ownsClient ?? false;
     this.#now = options.now;
     // defineCommand sends EVALSHA, and EVAL once per connection (after a Redis restart too).
-    if (!(COMMAND in this.client)) {
-      this.client.defineCommand(COMMAND, { numberOfKeys: 1, lua: HIT_SCRIPT });
-    }
+    // Without numberOfKeys, each call passes its key count first.
+    if (!(COMMAND in this.client)) this.client.defineCommand(COMMAND, { lua: HIT_SCRIPT });
     const command = (this.client as unknown as Record<typeof COMMAND, HitCommand>)[COMMAND];
-    this.#hit = command.bind(this.client);
+    this.#hits = command.bind(this.client);
   }
 
-  async hit(key: string): Promise<Hit> {
+  /**
+   * Counts the request in the batch being filled. One call is in flight at a time: the
+   * requests that arrive meanwhile wait for its reply and then go together, so the busier the
+   * service, the larger the batches, and an idle one sends each request at once. No request
+   * waits longer than the timeout from its arrival, queued or sent.
+   */
+  hit(key: string): Promise<Hit> {
     const now = this.#now === undefined ? '' : String(this.#now());
-    try {
-      const [current, ttl] = await withTimeout(this.#hit(this.#prefix + key, now), this.#timeoutMs, 'Redis');
-      return { current: Number(current), ttl: Number(ttl) };
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new StoreUnavailableError(`Redis rate-limit store failed: ${reason}`, { cause: error });
+    let batch = this.#queue.at(-1);
+    // A test clock that moved starts a new batch: one call counts at one instant.
+    if (batch === undefined || batch.now !== now || batch.waiting.size >= MAX_KEYS_PER_CALL) {
+      batch = this.#newBatch(now);
+      this.#queue.push(batch);
     }
+    const counter = this.#prefix + key;
+    let waiting = batch.waiting.get(counter);
+    if (waiting === undefined) {
+      waiting = [];
+      batch.waiting.set(counter, waiting);
+    }
+    const list = waiting;
+    const promise = new Promise<Hit>((resolve, reject) => {
+      list.push({ resolve, reject });
+    });
+    this.#scheduleSend();
+    return promise;
+  }
+
+  #newBatch(now: string): Batch {
+    const batch: Batch = {
+      now,
+      waiting: new Map(),
+      settled: false,
+      timer: setTimeout(() => {
+        const queued = this.#queue.indexOf(batch);
+        if (queued !== -1) this.#queue.splice(queued, 1);
+        this.#fail(batch, new Error(`Redis took longer than ${this.#timeoutMs} ms`));
+        this.#finished(batch);
+      }, this.#timeoutMs),
+    };
+    return batch;
+  }
+
+  /** Frees the way for the next batch once the call of `batch` answered, failed or timed out. */
+  #finished(batch: Batch): void {
+    // A late reply of a call that timed out must not free the way of the call sent after it.
+    if (this.#inFlight !== batch) return;
+    this.#inFlight = null;
+    if (this.#queue.length > 0) this.#scheduleSend();
+  }
+
+  /** After the I/O callbacks of this turn, so that requests read together are sent together. */
+  #scheduleSend(): void {
+    if (this.#sendScheduled || this.#inFlight !== null) return;
+    this.#sendScheduled = true;
+    setImmediate(this.#sendNext);
+  }
+
+  #send(batch: Batch): void {
+    const keys = [...batch.waiting.keys()];
+    const requests = [...batch.waiting.values()].map((list) => list.length);
+    this.#inFlight = batch;
+    let reply: Promise<number[]>;
+    try {
+      reply = this.#hits(keys.length, ...keys, batch.now, ...requests);
+    } catch (error) {
+      this.#fail(batch, error);
+      this.#finished(batch);
+      return;
+    }
+    reply.then(
+      (counts) => {
+        this.#succeed(batch, counts);
+        this.#finished(batch);
+      },
+      (error: unknown) => {
+        this.#fail(batch, error);
+        this.#finished(batch);
+      },
+    );
+  }
+
+  #succeed(batch: Batch, counts: number[]): void {
+    if (batch.settled) return;
+    batch.settled = true;
+    clearTimeout(batch.timer);
+    const ttl = Number(counts[0]);
+    let i = 1;
+    for (const list of batch.waiting.values()) {
+      // The client's requests of this batch took its count up to the new total, in order.
+      const first = Number(counts[i++]) - list.length + 1;
+      for (let j = 0; j < list.length; j++) (list[j] as Waiter).resolve({ current: first + j, ttl });
+    }
+  }
+
+  #fail(batch: Batch, error: unknown): void {
+    if (batch.settled) return;
+    batch.settled = true;
+    clearTimeout(batch.timer);
+    const reason = error instanceof Error ? error.message : String(error);
+    const failure = new StoreUnavailableError(`Redis rate-limit store failed: ${reason}`, { cause: error });
+    for (const list of batch.waiting.values()) for (const waiter of list) waiter.reject(failure);
   }
 
   ping(): Promise<boolean> {
@@ -101,7 +242,11 @@ export class RedisStore implements RateLimitStore {
     return whenReady(this.client, timeoutMs);
   }
 
+  /** Fails the requests still waiting (their timers would hold the process open), then closes. */
   async close(): Promise<void> {
+    const closed = new Error('the rate-limit store is closed');
+    for (const batch of this.#queue.splice(0)) this.#fail(batch, closed);
+    if (this.#inFlight !== null) this.#fail(this.#inFlight, closed);
     if (this.#ownsClient) await closeRedisClient(this.client);
   }
 }

@@ -8,8 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeRedisClient, createRedisClient, whenReady } from '../redis.ts';
 import { type RedisServer, startRedisServer } from '../test-support/redis-server.ts';
 import { MemoryStore } from './memory.ts';
-import { RedisStore } from './redis-store.ts';
-import { type Clock, msToNextWindow, type RateLimitStore, WINDOW_MS } from './store.ts';
+import { MAX_KEYS_PER_CALL, RedisStore } from './redis-store.ts';
+import {
+  type Clock,
+  msToNextWindow,
+  type RateLimitStore,
+  StoreUnavailableError,
+  WINDOW_MS,
+} from './store.ts';
 import { manualClock } from './test-app.ts';
 
 const MINUTE = Date.UTC(2030, 0, 1, 12, 0, 0);
@@ -89,6 +95,78 @@ describe('redis store on Redis time', () => {
     const pttl = await client.pttl(`${prefix}a`);
     expect(pttl).toBeGreaterThan(ttl - 50);
     expect(pttl).toBeLessThanOrEqual(ttl + 1000);
+  });
+});
+
+describe('redis store batches', () => {
+  const at = () => MINUTE + 5_000;
+  const newStore = (options: { client?: Redis; timeoutMs?: number } = {}) =>
+    new RedisStore({
+      client: options.client ?? client,
+      prefix: `test:${randomUUID()}:`,
+      now: at,
+      ...options,
+    });
+  const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+
+  it('gives the concurrent requests of one client consecutive counts, in arrival order', async () => {
+    const store = newStore();
+    const hits = await Promise.all(range(1, 30).map(() => store.hit('a')));
+    expect(hits.map((hit) => hit.current)).toEqual(range(1, 30));
+    expect(new Set(hits.map((hit) => hit.ttl))).toEqual(new Set([55_000]));
+    expect((await store.hit('a')).current).toBe(31);
+  });
+
+  it('counts more clients at once than one call holds, each exactly', async () => {
+    const store = newStore();
+    const keys = range(1, MAX_KEYS_PER_CALL + 20).map((n) => `client-${n}`);
+    const hits = await Promise.all([...keys, ...keys.slice(0, 10)].map((key) => store.hit(key)));
+    const counts = new Map<string, number[]>();
+    [...keys, ...keys.slice(0, 10)].forEach((key, i) => {
+      counts.set(key, [...(counts.get(key) ?? []), hits[i]?.current ?? 0]);
+    });
+    for (const [i, key] of keys.entries()) expect(counts.get(key)).toEqual(i < 10 ? [1, 2] : [1]);
+  });
+
+  it('shares one exact count between stores on their own connections, under concurrent bursts', async () => {
+    const other = createRedisClient(server.url);
+    try {
+      expect(await whenReady(other, 5000)).toBe(true);
+      const prefix = `test:${randomUUID()}:`;
+      const stores = [client, other].map((c) => new RedisStore({ client: c, prefix, now: at }));
+      const bursts = await Promise.all(
+        stores.map((store) => Promise.all(range(1, 100).map(() => store.hit('shared')))),
+      );
+      expect(sorted(bursts.flat().map((hit) => hit.current))).toEqual(range(1, 200));
+    } finally {
+      await closeRedisClient(other);
+    }
+  });
+
+  it('fails every waiting request within its timeout when Redis stops answering, and counts again after', async () => {
+    const own = createRedisClient(server.url);
+    const store = newStore({ client: own, timeoutMs: 300 });
+    try {
+      expect(await whenReady(own, 5000)).toBe(true);
+      expect((await store.hit('a')).current).toBe(1);
+      server.pause();
+      const started = performance.now();
+      const outcomes = await Promise.allSettled(range(1, 20).map(() => store.hit('a')));
+      const waited = performance.now() - started;
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(20).fill('rejected'));
+      for (const outcome of outcomes) {
+        expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+      }
+      expect(waited).toBeLessThan(800);
+      server.resume();
+      // The requests that timed out may still have been counted once Redis woke up.
+      expect((await store.hit('a')).current).toBeGreaterThanOrEqual(2);
+    } finally {
+      server.resume();
+      await store.close();
+      await closeRedisClient(own);
+    }
   });
 });
 

@@ -5,7 +5,7 @@
  * malformed or oversized body still gets 405/404 rather than a body-parsing error.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { methodNotAllowed, notFound } from '../errors.ts';
+import { type ApiError, methodNotAllowed, notFound } from '../errors.ts';
 
 export async function fallbackRoutes(app: FastifyInstance): Promise<void> {
   const reject = async (request: FastifyRequest) => {
@@ -21,13 +21,14 @@ export async function fallbackRoutes(app: FastifyInstance): Promise<void> {
 }
 
 /**
- * `onRequest` hook for scopes with parametric routes: the router lets a parameter match an empty
- * segment (`/quotes/` matches `/quotes/:id`), but such a path is no resource, like every other
- * trailing slash (`/health/`, `/api/v1/quotes/`). It answers the unknown path's 404 before the
- * scope's own hooks (authentication), as the fallback would.
+ * The 404 of a request to a parametric route whose parameter is empty, else undefined. The router
+ * lets a parameter match an empty segment (`/quotes/` matches `/quotes/:id`), but such a path is
+ * no resource, like every other trailing slash (`/health/`, `/api/v1/quotes/`). Scopes with
+ * parametric routes check it in their first `onRequest` hook, before their own checks
+ * (authentication), so that it answers as the fallback would.
  */
-export async function rejectEmptyParams(request: FastifyRequest): Promise<void> {
-  if (hasEmptyParam(request.params)) throw unknownPath(pathOf(request));
+export function emptyParamError(request: FastifyRequest): ApiError | undefined {
+  return hasEmptyParam(request.params) ? unknownPath(pathOf(request)) : undefined;
 }
 
 function hasEmptyParam(params: unknown): boolean {

@@ -211,6 +211,18 @@ describe('ETag and Cache-Control', () => {
     expect((await get(app, '/quotes/5')).headers.etag).not.toBe(id);
   });
 
+  it('answers /quotes without a query string exactly as its explicit default spelling', async () => {
+    const plain = await get(app, '/quotes');
+    const explicit = await get(app, '/quotes?page=1&limit=5&sort=id&order=asc');
+    expect(plain.statusCode).toBe(200);
+    expect(plain.headers.etag).toBe(explicit.headers.etag);
+    expect(plain.body).toBe(explicit.body);
+    // Served again from the answers already serialised: the same bytes and tag.
+    const again = await get(app, '/quotes');
+    expect([again.headers.etag, again.body]).toEqual([plain.headers.etag, plain.body]);
+    expect(again.headers['content-length']).toBe(String(Buffer.byteLength(plain.body)));
+  });
+
   it('matches lists, strong forms and *; a non-matching tag gets the full answer', async () => {
     const url = '/quotes?genre=lyric';
     const etag = String((await get(app, url)).headers.etag);
@@ -418,5 +430,32 @@ describe('/health, /ready and the docs', () => {
     const docs = await app.inject({ method: 'GET', url: '/docs' });
     expect(docs.statusCode).toBe(200);
     expect(docs.headers['content-type']).toBe('text/html; charset=utf-8');
+  });
+});
+
+describe('metrics', () => {
+  it('counts every response of the app by route pattern, method and status, with its duration', async () => {
+    const counted = await fixtureApp(catalogue.path);
+    try {
+      await get(counted, '/quotes');
+      await get(counted, '/quotes');
+      await get(counted, '/quotes/999999');
+      await get(counted, '/quotes?limit=0');
+      await get(counted, '/nowhere');
+      await counted.inject({ method: 'GET', url: '/quotes' });
+      const lines = (await get(counted, '/metrics')).body.split('\n');
+      expect(lines.filter((line) => line.startsWith('quotes_http_requests_total{'))).toEqual([
+        'quotes_http_requests_total{route="/quotes",method="GET",status="200"} 2',
+        'quotes_http_requests_total{route="/quotes/:id",method="GET",status="404"} 1',
+        'quotes_http_requests_total{route="/quotes",method="GET",status="400"} 1',
+        'quotes_http_requests_total{route="unmatched",method="GET",status="404"} 1',
+        'quotes_http_requests_total{route="/quotes",method="GET",status="401"} 1',
+      ]);
+      expect(lines).toContain(
+        'quotes_http_request_duration_seconds_count{route="/quotes",method="GET",status="200"} 2',
+      );
+    } finally {
+      await counted.close();
+    }
   });
 });

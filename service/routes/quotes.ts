@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CatalogueIndex, type ListQuery, type QuoteProjection, totalPages } from '../catalogue/port.ts';
 import { notFound } from '../errors.ts';
-import { type AnswerCache, CACHEABLE, etagFor, ifNoneMatchHits, NO_STORE } from '../etag.ts';
+import { type AnswerCache, bodyBytes, CACHEABLE, etagFor, ifNoneMatchHits, NO_STORE } from '../etag.ts';
 import { listKey, MAX_PAGE, parseIdQuery, parseListQuery, parseRandomQuery, readQuery } from '../query.ts';
 import { listQuotesSchema, quoteByIdSchema, randomQuoteSchema } from '../schemas.ts';
 
@@ -47,7 +47,7 @@ export interface QuoteRoutesOptions {
  * Answers a cacheable request. The ETag is computed from the catalogue version read BEFORE the
  * data, so a catalogue swapped in between can only make the tag look stale (a later full
  * answer), never make stale data look fresh. A matching If-None-Match skips the query, and so
- * does an answer already serialised under the same ETag.
+ * does an answer already serialised for the same version and key (which also holds its tag).
  */
 export async function answer(
   { catalogue, answers }: QuoteRoutesOptions,
@@ -57,16 +57,17 @@ export async function answer(
   produce: () => Promise<unknown>,
 ): Promise<FastifyReply> {
   const { version } = await catalogue.info();
-  const etag = etagFor(version, key);
+  const cached = answers.get(version, key);
+  const etag = cached?.etag ?? etagFor(version, key);
   const condition = request.headers['if-none-match'];
   if (ifNoneMatchHits(condition, etag, false)) return notModified(reply, etag);
-  let body = answers.get(etag);
+  let body = cached?.body;
   if (body === undefined) {
     // The route's compiled response serialiser, exactly as Fastify would apply it to the object.
-    body = reply.serialize(await produce()) as string;
-    // Kept only if the catalogue did not change meanwhile: an answer stored under a tag must be
-    // the answer of that tag's version.
-    if ((await catalogue.info()).version === version) answers.set(etag, body);
+    body = bodyBytes(reply.serialize(await produce()) as string);
+    // Kept only if the catalogue did not change meanwhile: an answer stored under a version must
+    // be that version's answer.
+    if ((await catalogue.info()).version === version) answers.set(version, key, { etag, body });
   }
   if (ifNoneMatchHits(condition, etag, true)) return notModified(reply, etag);
   return reply
@@ -86,11 +87,29 @@ function notModified(reply: FastifyReply, etag: string): FastifyReply {
     .send();
 }
 
+/**
+ * `GET /quotes` without parameters, the most frequent request, parsed once: its query and key
+ * never change. Frozen, as every request shares it.
+ */
+const PLAIN_LIST: { readonly query: ListQuery; readonly key: string } = (() => {
+  const query = parseListQuery(new Map());
+  Object.freeze(query.filters);
+  Object.freeze(query.sort);
+  return Object.freeze({ query: Object.freeze(query), key: listKey('quotes', query) });
+})();
+
 export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOptions): Promise<void> {
   const { catalogue } = options;
   app.get('/quotes', { schema: listQuotesSchema }, async (request, reply) => {
-    const query = parseListQuery(readQuery(request.raw.url ?? ''));
-    return answer(options, request, reply, listKey('quotes', query), () => listPage(catalogue, query));
+    const url = request.raw.url ?? '';
+    let query = PLAIN_LIST.query;
+    let key = PLAIN_LIST.key;
+    // Without a `?` there is no parameter at all (a fragment is never part of the query).
+    if (url.includes('?')) {
+      query = parseListQuery(readQuery(url));
+      key = listKey('quotes', query);
+    }
+    return answer(options, request, reply, key, () => listPage(catalogue, query));
   });
 
   app.get('/quotes/random', { schema: randomQuoteSchema }, async (request, reply) => {
