@@ -3,18 +3,21 @@
  * loadtest/README.md). Every child process (service, bare Fastify, redis-server, indexer) is
  * stopped however the run ends.
  */
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { type LoadResult, measure } from './bench/load.ts';
+import { measureOpenLoop } from './bench/open-loop.ts';
 import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './bench/options.ts';
 import {
   type Child,
   freePort,
   killAllNow,
   memoryOf,
+  SERVICE_NODE_FLAGS,
   start,
   stopAll,
   waitForHttp,
@@ -84,7 +87,7 @@ async function startService(
   extra: NodeJS.ProcessEnv,
 ): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = start(name, process.execPath, [join(ROOT, 'service/server.ts')], {
+  const child = start(name, process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, 'service/server.ts')], {
     ...baseEnv(),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
@@ -137,12 +140,18 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     const bodyFile = join(work, 'quotes-body.json');
     writeFileSync(bodyFile, body);
     const barePort = await freePort();
-    const bare = start('bare fastify', process.execPath, [join(ROOT, 'loadtest/bench/bare.ts')], {
-      ...env,
-      PORT: String(barePort),
-      BODY_FILE: bodyFile,
-      CONTENT_TYPE: first.headers.get('content-type') ?? 'application/json; charset=utf-8',
-    });
+    // The same V8 flags as the service: the ratio compares the code, not the runtime settings.
+    const bare = start(
+      'bare fastify',
+      process.execPath,
+      [...SERVICE_NODE_FLAGS, join(ROOT, 'loadtest/bench/bare.ts')],
+      {
+        ...env,
+        PORT: String(barePort),
+        BODY_FILE: bodyFile,
+        CONTENT_TYPE: first.headers.get('content-type') ?? 'application/json; charset=utf-8',
+      },
+    );
     const bareUrl = `http://127.0.0.1:${barePort}`;
     await waitForHttp(bare, `${bareUrl}/health`);
 
@@ -167,11 +176,12 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     log(summary('service GET /quotes', serviceRun));
     const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup });
     log(summary(`uncached mix (${mix.length} paths)`, mixRun));
-    const mixAtRate = await measure({
+    const mixAtRate = await measureOpenLoop({
       baseUrl: service.url,
       paths: mixLater,
       headers: auth,
-      ...load,
+      connections: options.connections,
+      duration: options.duration,
       rate: options.mixRate,
     });
     log(summary(`uncached mix at ${options.mixRate} req/s (${mixLater.length} paths)`, mixAtRate));

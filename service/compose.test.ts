@@ -122,7 +122,7 @@ describe('docker-compose.yml', () => {
 
   it('starts the service on a healthy engine and Redis and a completed indexer, with a search key and Redis limits', () => {
     const svc = service('service');
-    expect(svc.command).toEqual(['sh', 'deploy/with-meili-key.sh', 'search', 'node', 'service/server.ts']);
+    expect(svc.command).toEqual(['sh', 'deploy/with-meili-key.sh', 'search', 'node', '--max-semi-space-size=4', 'service/server.ts']);
     expect(svc.depends_on).toEqual({
       meilisearch: { condition: 'service_healthy' },
       redis: { condition: 'service_healthy' },
@@ -192,7 +192,7 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n.*\/health/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "service\/server\.ts"\]$/m);
+    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=4", "service\/server\.ts"\]$/m);
   });
 
   it('ships no tests, secrets or local state (.dockerignore allow-list)', () => {

@@ -32,12 +32,6 @@ export interface LoadSpec {
   connections: number;
   /** Seconds of the measured run. */
   duration: number;
-  /**
-   * Requests per second over all connections (autocannon's overallRate): an open-loop run whose
-   * latency is the service's at that load. Without it every connection sends as fast as it is
-   * answered, and latency measures the queue at saturation.
-   */
-  rate?: number;
   /** A fixed number of requests instead of `duration` (short smoke runs). */
   amount?: number;
   /** Requests sent before the measured run, whose numbers are thrown away. */
@@ -54,7 +48,6 @@ function options(spec: LoadSpec, limit: { duration: number } | { amount: number 
     pipelining: 1,
     timeout: 10,
     headers: spec.headers,
-    ...(spec.rate === undefined ? {} : { overallRate: spec.rate }),
     ...limit,
     // autocannon notices the end of an `amount` run only at its next sample tick (1 s by default).
     sampleInt: 'amount' in limit ? 50 : 1000,
@@ -77,7 +70,7 @@ function options(spec: LoadSpec, limit: { duration: number } | { amount: number 
 /** Runs the warm-up (if any), then the measured run. */
 export async function measure(spec: LoadSpec): Promise<LoadResult> {
   if (spec.warmup !== undefined && spec.warmup > 0) {
-    await autocannon(options({ ...spec, rate: undefined }, { amount: spec.warmup }));
+    await autocannon(options(spec, { amount: spec.warmup }));
   }
   const began = performance.now();
   const limit = spec.amount === undefined ? { duration: spec.duration } : { amount: spec.amount };

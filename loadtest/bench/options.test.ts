@@ -1,6 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseBenchArgs, UsageError } from './options.ts';
+import { SERVICE_NODE_FLAGS } from './processes.ts';
+
+const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 
 const ROOT = '/repo';
 
@@ -50,5 +55,21 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs(['--fast'], ROOT)).toThrow(UsageError);
     expect(() => parseBenchArgs(['extra'], ROOT)).toThrow(UsageError);
     expect(parseBenchArgs(['--help'], ROOT)).toBe('help');
+  });
+});
+
+describe('the service the benchmark starts', () => {
+  it('runs with the V8 flags of npm start, the image and compose', () => {
+    const flags = SERVICE_NODE_FLAGS.join(' ');
+    const pkg = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as {
+      scripts: { start: string };
+    };
+    expect(pkg.scripts.start).toBe(`node ${flags} service/server.ts`);
+    expect(readFileSync(join(REPOSITORY, 'Dockerfile'), 'utf8')).toContain(
+      `CMD ["node", ${SERVICE_NODE_FLAGS.map((f) => `"${f}"`).join(', ')}, "service/server.ts"]`,
+    );
+    expect(readFileSync(join(REPOSITORY, 'docker-compose.yml'), 'utf8')).toContain(
+      `"node", ${SERVICE_NODE_FLAGS.map((f) => `"${f}"`).join(', ')}, "service/server.ts"]`,
+    );
   });
 });
