@@ -122,7 +122,14 @@ describe('docker-compose.yml', () => {
 
   it('starts the service on a healthy engine and Redis and a completed indexer, with a search key and Redis limits', () => {
     const svc = service('service');
-    expect(svc.command).toEqual(['sh', 'deploy/with-meili-key.sh', 'search', 'node', '--max-semi-space-size=4', 'service/server.ts']);
+    expect(svc.command).toEqual([
+      'sh',
+      'deploy/with-meili-key.sh',
+      'search',
+      'node',
+      '--max-semi-space-size=4',
+      'service/server.ts',
+    ]);
     expect(svc.depends_on).toEqual({
       meilisearch: { condition: 'service_healthy' },
       redis: { condition: 'service_healthy' },
