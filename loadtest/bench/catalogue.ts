@@ -2,9 +2,10 @@
  * The benchmark's catalogue: N generated quotes (cached, since generation is deterministic in
  * count and seed), indexed into a fresh SQLite file with the project's own indexer CLI.
  */
+
 import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { runMeasured } from './processes.ts';
+import { INDEXER_NODE_FLAGS, runMeasured } from './processes.ts';
 
 /** The generated NDJSON file and whether this run generated it. */
 export interface CatalogueFile {
@@ -63,7 +64,8 @@ export async function indexCatalogue(
   sqlitePath: string,
   env: NodeJS.ProcessEnv,
 ): Promise<Indexing> {
-  const run = await runMeasured('indexer', process.execPath, [join(root, 'indexer/cli.ts'), file], {
+  const args = [...INDEXER_NODE_FLAGS, join(root, 'indexer/cli.ts'), file];
+  const run = await runMeasured('indexer', process.execPath, args, {
     ...env,
     SEARCH_BACKEND: 'sqlite',
     SQLITE_PATH: sqlitePath,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseBenchArgs, UsageError } from './options.ts';
-import { SERVICE_NODE_FLAGS } from './processes.ts';
+import { INDEXER_NODE_FLAGS, SERVICE_NODE_FLAGS } from './processes.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -58,13 +58,14 @@ describe('parseBenchArgs', () => {
   });
 });
 
-describe('the service the benchmark starts', () => {
-  it('runs with the V8 flags of npm start, the image and compose', () => {
+describe('the processes the benchmark starts', () => {
+  it('run with the V8 flags of npm start and npm run index, the image and compose', () => {
     const flags = SERVICE_NODE_FLAGS.join(' ');
     const pkg = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as {
-      scripts: { start: string };
+      scripts: { start: string; index: string };
     };
     expect(pkg.scripts.start).toBe(`node ${flags} service/server.ts`);
+    expect(pkg.scripts.index).toBe(`node ${INDEXER_NODE_FLAGS.join(' ')} indexer/cli.ts`);
     expect(readFileSync(join(REPOSITORY, 'Dockerfile'), 'utf8')).toContain(
       `CMD ["node", ${SERVICE_NODE_FLAGS.map((f) => `"${f}"`).join(', ')}, "service/server.ts"]`,
     );
