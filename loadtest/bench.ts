@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
-import { type LoadResult, measure } from './bench/load.ts';
+import { combine, type LoadResult, measure } from './bench/load.ts';
 import { measureOpenLoop } from './bench/open-loop.ts';
 import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './bench/options.ts';
 import {
@@ -208,29 +208,27 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     const version = options.redis ? redisServerVersion() : undefined;
     if (options.redis && version === undefined) redis = { skipped: 'redis-server not found on PATH' };
     if (version !== undefined) {
-      // Measured back to back with the memory store, so that both see the same machine state.
-      const memoryRun = await measure({
-        baseUrl: service.url,
-        paths: ['/quotes'],
-        headers: auth,
-        ...load,
-        warmup,
-      });
-      log(summary('memory store GET /quotes', memoryRun));
-      await service.child.stop();
+      // Both services run at once and take turns in short slices, so that drifts of a shared
+      // machine (other work, CPU frequency) fall on both stores alike instead of on one run.
       const redisPort = await freePort();
       await startRedis(redisPort, env);
       const withRedis = await startService('service (redis store)', sqlitePath, {
         RATE_LIMIT_STORE: 'redis',
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       });
-      const redisRun = await measure({
-        baseUrl: withRedis.url,
-        paths: ['/quotes'],
-        headers: auth,
-        ...load,
-        warmup,
-      });
+      const slices = Math.max(1, Math.floor(options.duration / 2));
+      const slice = { connections: options.connections, duration: options.duration / slices };
+      const quotes = { paths: ['/quotes'], headers: auth };
+      await measure({ baseUrl: withRedis.url, ...quotes, ...slice, amount: warmup });
+      const memorySlices: LoadResult[] = [];
+      const redisSlices: LoadResult[] = [];
+      for (let i = 0; i < slices; i++) {
+        memorySlices.push(await measure({ baseUrl: service.url, ...quotes, ...slice }));
+        redisSlices.push(await measure({ baseUrl: withRedis.url, ...quotes, ...slice }));
+      }
+      const memoryRun = combine(memorySlices);
+      const redisRun = combine(redisSlices);
+      log(summary('memory store GET /quotes', memoryRun));
       log(summary('redis store GET /quotes', redisRun));
       redis = { version, memory: memoryRun, redis: redisRun, cost: 1 - redisRun.rps / memoryRun.rps };
     }

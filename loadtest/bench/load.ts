@@ -100,3 +100,33 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
 export function clean(result: LoadResult): boolean {
   return result.non2xx === 0 && result.errors === 0 && result.timeouts === 0;
 }
+
+/**
+ * One result from several runs of the same load (slices taken in turns with another): req/s over
+ * the summed time, the median of the slices' p50 and the worst p99 (percentiles do not add up,
+ * so the p99 errs on the slow side), counts summed.
+ */
+export function combine(runs: readonly LoadResult[]): LoadResult {
+  if (runs.length === 0) throw new Error('nothing to combine');
+  const sum = (pick: (r: LoadResult) => number) => runs.reduce((total, r) => total + pick(r), 0);
+  const requests = sum((r) => r.requests);
+  const seconds = sum((r) => r.seconds);
+  const busy = sum((r) => r.requests / Math.max(r.rps, 1e-9));
+  const statuses: Record<string, number> = {};
+  for (const r of runs) {
+    for (const [code, n] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+  }
+  const p50s = runs.map((r) => r.p50).sort((a, b) => a - b);
+  return {
+    rps: requests / Math.max(busy, 1e-9),
+    p50: p50s[Math.floor((p50s.length - 1) / 2)] as number,
+    p99: Math.max(...runs.map((r) => r.p99)),
+    mean: sum((r) => r.mean * r.requests) / Math.max(requests, 1),
+    requests,
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    statuses,
+    seconds,
+  };
+}
