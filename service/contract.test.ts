@@ -19,6 +19,23 @@ import { indexFile } from '../indexer/index-file.ts';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 
+/** Every parameter `/quotes` accepts, as the contract (section 4) lists them. */
+const LIST_PARAMETERS = [
+  'author',
+  'author_id',
+  'author_like',
+  'work',
+  'work_id',
+  'work_like',
+  'category',
+  'genre',
+  'sort',
+  'order',
+  'page',
+  'limit',
+  'fields',
+] as const;
+
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const JSON_TYPE = 'application/json; charset=utf-8';
 const WWW_AUTHENTICATE = 'Basic realm="quotes", charset="UTF-8"';
@@ -459,21 +476,7 @@ describe('2. errors', () => {
     );
     const unknown = errorOf(await send('/quotes?colour=red'), 400).details;
     expect(unknown).toMatch(/'colour'/);
-    for (const name of [
-      'author',
-      'author_id',
-      'author_like',
-      'work',
-      'work_id',
-      'work_like',
-      'category',
-      'genre',
-      'sort',
-      'order',
-      'page',
-      'limit',
-      'fields',
-    ]) {
+    for (const name of LIST_PARAMETERS) {
       expect(unknown).toContain(name);
     }
     expect(errorOf(await send('/quotes?sort=title'), 400).details).toMatch(/title.*author.*publish_date/);
@@ -627,21 +630,7 @@ describe('4. query parameters of /quotes', () => {
   });
 
   it('rejects empty values, unknown names and repeated single-valued parameters', async () => {
-    for (const name of [
-      'author',
-      'author_id',
-      'author_like',
-      'work',
-      'work_id',
-      'work_like',
-      'category',
-      'genre',
-      'sort',
-      'order',
-      'page',
-      'limit',
-      'fields',
-    ]) {
+    for (const name of LIST_PARAMETERS) {
       expect(errorOf(await send(`/quotes?${name}=`), 400, 'bad_request').details, name).toContain(name);
       errorOf(await send(`/quotes?${name}`), 400, 'bad_request');
     }
