@@ -42,9 +42,9 @@ describe('parseBenchArgs', () => {
     const options = parseBenchArgs(
       ['--out', 'x/report.json', '--cache-dir', '/tmp/c', '--no-redis'],
       ROOT,
-      '/work',
+      '/home/someone',
     );
-    expect(options).toMatchObject({ out: '/work/x/report.json', cacheDir: '/tmp/c', redis: false });
+    expect(options).toMatchObject({ out: '/home/someone/x/report.json', cacheDir: '/tmp/c', redis: false });
   });
 
   it('rejects bad values and unknown options with a usage error', () => {
