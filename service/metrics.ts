@@ -427,8 +427,9 @@ async function registerMetrics(app: FastifyInstance, options: MetricsPluginOptio
     } catch (error) {
       request.log.warn({ err: error }, 'metrics: refreshing gauges before the scrape failed');
     }
-    metrics.processResidentMemory.set(process.memoryUsage.rss());
-    metrics.processHeapUsed.set(process.memoryUsage().heapUsed);
+    const memory = process.memoryUsage();
+    metrics.processResidentMemory.set(memory.rss);
+    metrics.processHeapUsed.set(memory.heapUsed);
     reply.header('content-type', CONTENT_TYPE);
     return metrics.registry.expose();
   });

@@ -9,6 +9,7 @@
  * single-valued parameters, and a 400 (not a silent fallback) for broken percent-encoding.
  */
 import {
+  DECIMAL_INTEGER,
   DEFAULT_LIMIT,
   type Direction,
   FILTER_NAMES,
@@ -249,13 +250,10 @@ function withoutImpliedTieBreak(sort: SortKey[]): SortKey[] {
   return last?.field === 'id' && last.direction === 'asc' ? sort.slice(0, -1) : sort;
 }
 
-/** A decimal integer ≥ 1 without sign or leading zeros, of any size. */
-const DIGITS = /^[1-9][0-9]*$/;
-
 function readLimit(params: RawQuery, fallback: number): number {
   const value = params.get('limit')?.[0];
   if (value === undefined) return fallback;
-  if (!DIGITS.test(value) || value.length > 3 || Number(value) > MAX_LIMIT) {
+  if (!DECIMAL_INTEGER.test(value) || value.length > 3 || Number(value) > MAX_LIMIT) {
     throw badRequest(`limit must be an integer from 1 to ${MAX_LIMIT}, got '${shorten(value)}'`);
   }
   return Number(value);
@@ -265,7 +263,7 @@ function readLimit(params: RawQuery, fallback: number): number {
 function readPage(params: RawQuery): number {
   const value = params.get('page')?.[0];
   if (value === undefined) return 1;
-  if (!DIGITS.test(value)) throw badRequest(`page must be an integer ≥ 1, got '${shorten(value)}'`);
+  if (!DECIMAL_INTEGER.test(value)) throw badRequest(`page must be an integer ≥ 1, got '${shorten(value)}'`);
   return Math.min(Number(value), MAX_PAGE + 1);
 }
 
@@ -307,7 +305,7 @@ export function parseIdQuery(
   id: string,
   params: RawQuery,
 ): { id: number | null; fields: readonly QuoteField[] | null } {
-  if (!DIGITS.test(id)) throw badRequest(`id must be an integer ≥ 1, got '${shorten(id)}'`);
+  if (!DECIMAL_INTEGER.test(id)) throw badRequest(`id must be an integer ≥ 1, got '${shorten(id)}'`);
   checkParams(params, '/quotes/{id}', ID_PARAMS, NONE_REPEATABLE);
   const n = Number(id);
   return { id: Number.isSafeInteger(n) ? n : null, fields: readFields(params) };

@@ -12,7 +12,6 @@ import {
   normaliseFields,
   normaliseFilters,
   normaliseSort,
-  parsePositiveInt,
   project,
   QUOTE_FIELDS,
   QueryError,
@@ -132,14 +131,15 @@ describe('normaliseFilters', () => {
   });
 });
 
-describe('parsePositiveInt', () => {
+describe('id filter values', () => {
   it('parses decimal integers from 1 to the safe limit', () => {
-    expect(parsePositiveInt('id', '1')).toBe(1);
-    expect(parsePositiveInt('id', '9007199254740991')).toBe(Number.MAX_SAFE_INTEGER);
+    expect(normaliseFilters({ author_id: ['1'] }).author_id).toEqual([1]);
+    expect(normaliseFilters({ work_id: ['9007199254740991'] }).work_id).toEqual([Number.MAX_SAFE_INTEGER]);
+    expect(normaliseFilters({ work_id: ['9007199254740992'] }).work_id).toEqual([NO_ID]);
   });
 
-  it.each(['0', '-1', '+1', '01', '1e3', ' 1', '9007199254740992', 'ten'])('rejects %j', (value) => {
-    expect(() => parsePositiveInt('id', value)).toThrow(QueryError);
+  it.each(['0', '-1', '+1', '01', '1e3', ' 1', 'ten'])('rejects %j', (value) => {
+    expect(() => normaliseFilters({ author_id: [value] })).toThrow(QueryError);
   });
 });
 

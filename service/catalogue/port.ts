@@ -319,23 +319,15 @@ function checkValue(name: string, value: string): void {
   }
 }
 
-const POSITIVE_INT = /^[1-9][0-9]{0,15}$/;
-
-/** Parses a decimal integer ≥ 1 (no sign, no leading zeros, within the safe integer range). */
-export function parsePositiveInt(name: string, value: string): number {
-  if (POSITIVE_INT.test(value)) {
-    const n = Number(value);
-    if (Number.isSafeInteger(n)) return n;
-  }
-  throw new QueryError(name, `${name} must be an integer ≥ 1, got '${value}'`);
-}
+/** A decimal integer ≥ 1, without sign or leading zeros, of any size: how every id, page and limit is written. */
+export const DECIMAL_INTEGER = /^[1-9][0-9]*$/;
 
 /**
  * An id filter value: any decimal integer ≥ 1. One beyond the safe integer range is valid but no
  * quote can have it, so it becomes 0, an id that matches nothing (ids are ≥ 1).
  */
 function parseIdValue(name: string, value: string): number {
-  if (!/^[1-9][0-9]*$/.test(value))
+  if (!DECIMAL_INTEGER.test(value))
     throw new QueryError(name, `${name} must be an integer ≥ 1, got '${value}'`);
   const id = Number(value);
   return Number.isSafeInteger(id) ? id : NO_ID;
