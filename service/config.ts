@@ -16,6 +16,8 @@ export interface Config {
   production: boolean;
   searchBackend: SearchBackend;
   sqlitePath: string;
+  /** Largest size of the catalogue texts held in memory by the embedded engine, in bytes. */
+  sqliteTextMemoryBytes: number;
   meili: {
     host: string;
     /** Key the service searches with (a search-only key in production). */
@@ -83,6 +85,7 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     searchBackend: oneOf(env, 'SEARCH_BACKEND', ['sqlite', 'meilisearch'], 'sqlite'),
     sqlitePath: optional(env, 'SQLITE_PATH') ?? 'data/quotes.db',
+    sqliteTextMemoryBytes: integer(env, 'SQLITE_TEXT_MEMORY_MB', 64, 0, 4095) * 1024 * 1024,
     meili: {
       host: meiliHost.replace(/\/+$/, ''),
       apiKey,

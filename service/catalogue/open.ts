@@ -15,7 +15,11 @@ export async function openCatalogue(config: Config, logger?: CatalogueLogger): P
     });
   }
   const { openSqliteCatalogue } = await import('./sqlite.ts');
-  return openSqliteCatalogue({ path: config.sqlitePath, logger });
+  return openSqliteCatalogue({
+    path: config.sqlitePath,
+    textMemoryBytes: config.sqliteTextMemoryBytes,
+    logger,
+  });
 }
 
 /** Starts a new build of the configured backend's catalogue (the indexer's write side). */

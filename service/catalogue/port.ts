@@ -128,6 +128,19 @@ export interface ListResult {
   total: number;
 }
 
+/** {@link ListResult} with the items already written as JSON (see CatalogueIndex.listJson). */
+export interface JsonListResult {
+  /**
+   * The UTF-8 JSON array of the page's quotes, byte for byte what the list route's response
+   * serialiser makes of `list(query).items`: fields in QUOTE_FIELDS order, strings escaped as
+   * JSON.stringify escapes them, no white space.
+   */
+  items: Buffer;
+  /** Number of quotes in `items`. */
+  count: number;
+  total: number;
+}
+
 /** What a backend knows about the catalogue it serves. */
 export interface CatalogueInfo {
   /**
@@ -155,6 +168,11 @@ export interface CatalogueIndex {
   /** Current catalogue version and size; throws CatalogueUnavailableError when there is none. */
   info(): Promise<CatalogueInfo>;
   list(query: ListQuery): Promise<ListResult>;
+  /**
+   * Optional: `list` with the items already serialised, for a backend that can write them
+   * faster than objects are serialised (the embedded engine). The same answer as `list`.
+   */
+  listJson?(query: ListQuery): Promise<JsonListResult>;
   /** One quote by id, or null when no quote has it. */
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */

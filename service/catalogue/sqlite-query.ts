@@ -37,6 +37,9 @@ import {
   type TextDictionary,
 } from './sqlite-schema.ts';
 
+/** Fields whose values are held once per distinct value, and referred to by code. */
+export type CodedField = 'author' | 'work' | 'category' | 'genre' | 'publish_date';
+
 /** Quotes matching a filter set: their profiles (null: all of them) and exact number. */
 export interface Selection {
   profiles: Int32Array | null;
@@ -329,6 +332,11 @@ export class CatalogueColumns {
     return this.#c.ids[ord] as number;
   }
 
+  /** The ids of all quotes, by ord (ascending). */
+  get ids(): Float64Array {
+    return this.#c.ids;
+  }
+
   authorId(ord: number): number {
     return this.#c.author_ids[this.#ranks.author_id[this.#c.profile[ord] as number] as number] as number;
   }
@@ -365,6 +373,31 @@ export class CatalogueColumns {
     return (
       this.#display.genre[this.#c.display_genre[this.#c.profile[ord] as number] as number] as string[]
     ).slice();
+  }
+
+  /**
+   * The display values of the dictionary-coded fields, each value with the code that
+   * {@link code} returns for a quote: what the JSON writer pre-escapes once per file.
+   */
+  displayValues(field: CodedField): readonly (string | readonly string[])[] {
+    return field === 'publish_date' ? this.#dictionaries.publish_date : this.#display[field];
+  }
+
+  /** The code of a quote's value of a dictionary-coded field (an index of {@link displayValues}). */
+  code(ord: number, field: CodedField): number {
+    const profile = this.#c.profile[ord] as number;
+    switch (field) {
+      case 'author':
+        return this.#c.display_author[profile] as number;
+      case 'work':
+        return this.#c.display_work[profile] as number;
+      case 'category':
+        return this.#c.display_category[profile] as number;
+      case 'genre':
+        return this.#c.display_genre[profile] as number;
+      case 'publish_date':
+        return this.#ranks.publish_date[profile] as number;
+    }
   }
 
   // Internals shared with PageReader.

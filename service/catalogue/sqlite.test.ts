@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FIXTURE_QUOTES, syntheticQuotes } from './fixtures.ts';
 import { type CatalogueHarness, describeCatalogueBehaviour } from './port.suite.ts';
 import {
@@ -46,23 +46,106 @@ async function build(path: string, quotes: Iterable<Quote>, batch = 500): Promis
   }
 }
 
-describeCatalogueBehaviour('sqlite', async (): Promise<CatalogueHarness> => {
-  const dir = await mkdtemp(join(tmpdir(), 'quotes-sqlite-suite-'));
-  const path = join(dir, 'quotes.db');
+// Once with the texts read from the file, once with them copied into memory: both must answer alike.
+for (const texts of ['disk', 'memory'] as const) {
+  describeCatalogueBehaviour(`sqlite, texts on ${texts}`, async (): Promise<CatalogueHarness> => {
+    const dir = await mkdtemp(join(tmpdir(), 'quotes-sqlite-suite-'));
+    const path = join(dir, 'quotes.db');
+    const opened: CatalogueIndex[] = [];
+    return {
+      async load(quotes) {
+        // Small batches: the build must not depend on receiving everything in one add().
+        await build(path, quotes, 7);
+        const index = openSqliteCatalogue({
+          path,
+          reloadCheckMs: 0,
+          textMemoryBytes: texts === 'disk' ? 0 : undefined,
+        });
+        opened.push(index);
+        const state = await index.texts();
+        if (state?.state !== texts) throw new Error(`texts are on ${JSON.stringify(state)}, not ${texts}`);
+        return index;
+      },
+      async teardown() {
+        for (const index of opened) await index.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  });
+}
+
+describe('sqlite texts in memory', () => {
+  let dir: string;
+  let path: string;
   const opened: CatalogueIndex[] = [];
-  return {
-    async load(quotes) {
-      // Small batches: the build must not depend on receiving everything in one add().
-      await build(path, quotes, 7);
-      const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
-      opened.push(index);
-      return index;
-    },
-    async teardown() {
-      for (const index of opened) await index.close();
-      await rm(dir, { recursive: true, force: true });
-    },
+  const open = (options: Partial<SqliteCatalogueOptions> = {}) => {
+    const index = openSqliteCatalogue({ path, ...options });
+    opened.push(index);
+    return index;
   };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'quotes-sqlite-texts-'));
+    path = join(dir, 'quotes.db');
+    await build(path, FIXTURE_QUOTES);
+  });
+  afterAll(async () => {
+    for (const index of opened) await index.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the texts on disk when the file is larger than the budget, and says why', async () => {
+    const logger = recordingLogger();
+    const index = open({ textMemoryBytes: 1024, logger: logger.logger });
+    const state = await index.texts();
+    expect(state).toMatchObject({ state: 'disk' });
+    expect(state?.state === 'disk' && state.reason).toMatch(/over the budget of 0\.0 MB/);
+    expect(logger.entries.some((e) => e.msg === 'sqlite catalogue texts read from the file')).toBe(true);
+    // And the answers still carry the texts.
+    const quote = await index.get(FIXTURE_QUOTES[0]?.id as number, ['quote', 'source']);
+    expect(quote).toEqual({ quote: FIXTURE_QUOTES[0]?.quote, source: FIXTURE_QUOTES[0]?.source });
+  });
+
+  it('copies the texts of a file within the budget, and serves them from memory', async () => {
+    const logger = recordingLogger();
+    const index = open({ logger: logger.logger });
+    const state = await index.texts();
+    expect(state?.state).toBe('memory');
+    const bytes = state?.state === 'memory' ? state.bytes : 0;
+    const textBytes = FIXTURE_QUOTES.reduce(
+      (sum, q) =>
+        sum + Buffer.byteLength(JSON.stringify(q.quote)) + Buffer.byteLength(JSON.stringify(q.source)),
+      0,
+    );
+    // The escaped texts and two bounds per quote, nothing else.
+    expect(bytes).toBe(textBytes + 4 * (2 * FIXTURE_QUOTES.length + 1));
+    expect(logger.entries.find((e) => e.msg === 'sqlite catalogue texts held in memory')?.obj).toMatchObject({
+      bytes,
+    });
+    const all = await index.list({
+      filters: {},
+      sort: [],
+      page: 1,
+      limit: 100,
+      fields: ['id', 'source', 'quote'],
+    });
+    const byId = new Map(FIXTURE_QUOTES.map((q) => [q.id, q]));
+    for (const item of all.items) {
+      const q = byId.get(item.id as number);
+      expect(item).toEqual({ id: q?.id, source: q?.source, quote: q?.quote });
+    }
+  });
+
+  it('stops a copy in progress when the file is closed', async () => {
+    const index = open();
+    // The copy starts on the next turn of the event loop; close before it runs.
+    const settled = index.texts();
+    await index.close();
+    expect(await settled).toEqual({ state: 'disk', reason: 'the file was closed' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await index.texts()).toBeNull();
+    await expect(index.get(1, null)).rejects.toBeInstanceOf(CatalogueUnavailableError);
+  });
 });
 
 function recordingLogger() {

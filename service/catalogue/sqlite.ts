@@ -27,6 +27,7 @@ import {
   CatalogueUnavailableError,
   FILTER_NAMES,
   type Filters,
+  type JsonListResult,
   type ListQuery,
   type ListResult,
   normaliseFields,
@@ -35,6 +36,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
+import { type JsonTexts, JsonWriter, QuoteJson } from './sqlite-json.ts';
 import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
 import {
   COLUMN_TYPES,
@@ -49,6 +51,7 @@ import {
   TEXT_DICTIONARIES,
   type TextDictionary,
 } from './sqlite-schema.ts';
+import { TextMemory, type TextMemoryState } from './sqlite-texts.ts';
 
 export interface SqliteCatalogueOptions {
   /** The catalogue file the builder writes (SQLITE_PATH). It may not exist yet. */
@@ -58,7 +61,15 @@ export interface SqliteCatalogueOptions {
   reloadCheckMs?: number;
   /** Forces page-reading strategies instead of choosing by cost (tests). */
   strategies?: Strategies;
+  /**
+   * Largest size of the texts (`source`, `quote`) to hold in memory, in bytes (default
+   * {@link DEFAULT_TEXT_MEMORY_BYTES}); larger catalogues read them from the file. 0: always the file.
+   */
+  textMemoryBytes?: number;
 }
+
+/** Texts of catalogues up to about 300k quotes of ordinary length are held in memory. */
+export const DEFAULT_TEXT_MEMORY_BYTES = 64 * 1024 * 1024;
 
 /**
  * Reader page cache, in KiB. Pages are read for the rows of returned quotes, scattered over the
@@ -74,6 +85,8 @@ const STATEMENT_CACHE_SIZE = 64;
  */
 const SELECTION_CACHE_SIZE = 512;
 const SELECTION_CACHE_PROFILES = 2_000_000;
+/** Every page is written here, then copied out: calls are synchronous, so one buffer serves all. */
+const SHARED_WRITER = new JsonWriter();
 /** Fields read from `texts`; the others come from the columns. */
 const TEXT_FIELDS: ReadonlySet<QuoteField> = new Set(['source', 'quote']);
 
@@ -81,16 +94,17 @@ const TEXT_FIELDS: ReadonlySet<QuoteField> = new Set(['source', 'quote']);
  * Opens the catalogue file for reading. Never throws: while the file is missing or unreadable,
  * every method throws {@link CatalogueUnavailableError}, and the file is picked up once it appears.
  */
-export function openSqliteCatalogue(options: SqliteCatalogueOptions): CatalogueIndex {
+export function openSqliteCatalogue(options: SqliteCatalogueOptions): SqliteCatalogue {
   return new SqliteCatalogue(options);
 }
 
-class SqliteCatalogue implements CatalogueIndex {
+export class SqliteCatalogue implements CatalogueIndex {
   readonly kind = 'sqlite';
   readonly #path: string;
   readonly #logger: CatalogueLogger | undefined;
   readonly #checkMs: number;
   readonly #strategies: Strategies;
+  readonly #textMemoryBytes: number;
   #current: Snapshot | null = null;
   #nextCheck = 0;
   /** Signature of a file that failed to open: not retried until the path changes again. */
@@ -103,6 +117,7 @@ class SqliteCatalogue implements CatalogueIndex {
     this.#logger = options.logger;
     this.#checkMs = Math.max(0, options.reloadCheckMs ?? 1000);
     this.#strategies = options.strategies ?? {};
+    this.#textMemoryBytes = Math.max(0, options.textMemoryBytes ?? DEFAULT_TEXT_MEMORY_BYTES);
     this.#refresh();
     this.#nextCheck = Date.now() + this.#checkMs;
   }
@@ -117,6 +132,11 @@ class SqliteCatalogue implements CatalogueIndex {
     return guard(() => snapshot.list(query));
   }
 
+  async listJson(query: ListQuery): Promise<JsonListResult> {
+    const snapshot = this.#snapshot();
+    return guard(() => snapshot.listJson(query));
+  }
+
   async get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.get(id, normaliseFields(fields)));
@@ -125,6 +145,14 @@ class SqliteCatalogue implements CatalogueIndex {
   async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.random(filters, normaliseFields(fields)));
+  }
+
+  /**
+   * Where the texts of the file being served are read from, once that is settled (null: no file
+   * is open). For tests and operators; answers are the same either way.
+   */
+  async texts(): Promise<TextMemoryState | null> {
+    return (await this.#current?.texts.settled()) ?? null;
   }
 
   async close(): Promise<void> {
@@ -147,8 +175,10 @@ class SqliteCatalogue implements CatalogueIndex {
   /** Opens the file at the path when it differs from the one being served. */
   #refresh(): void {
     let signature: string;
+    let size: number;
     try {
       const stat = statSync(this.#path);
+      size = stat.size;
       signature = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}`;
     } catch (error) {
       // Keep serving an open file even if the path vanished: its inode stays readable.
@@ -160,7 +190,11 @@ class SqliteCatalogue implements CatalogueIndex {
     if (signature === this.#current?.signature || signature === this.#failedSignature) return;
     let next: Snapshot;
     try {
-      next = Snapshot.open(this.#path, signature, this.#strategies);
+      next = Snapshot.open(this.#path, signature, this.#strategies, {
+        fileBytes: size,
+        budgetBytes: this.#textMemoryBytes,
+        onSettled: (state) => this.#textsSettled(state),
+      });
     } catch (error) {
       this.#failedSignature = signature;
       const reason = error instanceof Error ? error.message : String(error);
@@ -187,6 +221,25 @@ class SqliteCatalogue implements CatalogueIndex {
       );
     }
   }
+
+  #textsSettled(state: TextMemoryState): void {
+    if (state.state === 'memory') {
+      this.#logger?.info({ path: this.#path, bytes: state.bytes }, 'sqlite catalogue texts held in memory');
+    } else if (state.state === 'disk' && !this.#closed) {
+      this.#logger?.info(
+        { path: this.#path, reason: state.reason },
+        'sqlite catalogue texts read from the file',
+      );
+    }
+  }
+}
+
+/** What a snapshot needs to decide whether its texts go to memory. */
+interface TextMemoryPlan {
+  /** Size of the file, of which the texts are a part. */
+  fileBytes: number;
+  budgetBytes: number;
+  onSettled: (state: TextMemoryState) => void;
 }
 
 /** One opened catalogue file with its columns and prepared statements. */
@@ -199,18 +252,20 @@ class Snapshot {
   readonly #strategies: Strategies;
   readonly #statements = new BoundedMap<string, StatementSync>(STATEMENT_CACHE_SIZE);
   readonly #selections = new SelectionCache(SELECTION_CACHE_SIZE, SELECTION_CACHE_PROFILES);
+  readonly texts: TextMemory;
+  readonly #json: QuoteJson;
 
-  static open(path: string, signature: string, strategies: Strategies): Snapshot {
+  static open(path: string, signature: string, strategies: Strategies, plan: TextMemoryPlan): Snapshot {
     const db = new DatabaseSync(path, { readOnly: true });
     try {
-      return new Snapshot(db, signature, strategies);
+      return new Snapshot(db, signature, strategies, plan);
     } catch (error) {
       db.close();
       throw error;
     }
   }
 
-  private constructor(db: DatabaseSync, signature: string, strategies: Strategies) {
+  private constructor(db: DatabaseSync, signature: string, strategies: Strategies, plan: TextMemoryPlan) {
     this.#db = db;
     this.signature = signature;
     this.#strategies = strategies;
@@ -234,27 +289,58 @@ class Snapshot {
       throw new Error('the meta table lacks a version or a count');
     }
     this.version = version;
-    this.#columns = loadColumns(db);
+    const loaded = loadColumns(db);
+    this.#columns = loaded.columns;
     if (this.#columns.count !== count) {
       throw new Error(`the columns hold ${this.#columns.count} quotes, the meta table says ${count}`);
     }
     this.count = count;
     // Prepare a statement now: a file that cannot serve it is refused before the switch.
     this.#texts(QUOTE_FIELDS.filter((f) => TEXT_FIELDS.has(f)));
+    this.#json = new QuoteJson(this.#columns);
+    this.texts = new TextMemory({
+      db,
+      ids: this.#columns.ids,
+      estimatedBytes: plan.fileBytes - loaded.bytes,
+      budgetBytes: plan.budgetBytes,
+      onSettled: plan.onSettled,
+    });
   }
 
   close(): void {
+    this.texts?.stop();
     if (this.#db.isOpen) this.#db.close();
   }
 
   list(query: ListQuery): ListResult {
+    const { ords, total } = this.#page(query);
+    return { items: this.#project(ords, normaliseFields(query.fields) ?? QUOTE_FIELDS), total };
+  }
+
+  listJson(query: ListQuery): JsonListResult {
+    const { ords, total } = this.#page(query);
     const fields = normaliseFields(query.fields) ?? QUOTE_FIELDS;
+    const writer = SHARED_WRITER.reset();
+    this.#json.array(writer, ords, fields, this.#jsonTexts(ords, fields));
+    return { items: writer.take(), count: ords.length, total };
+  }
+
+  #page(query: ListQuery): { ords: number[]; total: number } {
     const selection = this.#select(query.filters);
     const sort = normaliseSort(query.sort);
     if (sort.at(-1)?.field !== 'id') sort.push({ field: 'id', direction: 'asc' });
     const offset = (query.page - 1) * query.limit;
-    const ords = this.#columns.page(selection, sort, offset, query.limit, this.#strategies);
-    return { items: this.#project(ords, fields), total: selection.total };
+    return {
+      ords: this.#columns.page(selection, sort, offset, query.limit, this.#strategies),
+      total: selection.total,
+    };
+  }
+
+  /** The JSON of the texts of a page: copied from memory, or read from `texts` and escaped. */
+  #jsonTexts(ords: readonly number[], fields: readonly QuoteField[]): JsonTexts {
+    if (this.texts.ready) return this.texts;
+    const read = this.#readTexts(ords, fields);
+    return { write: (writer, ord, field) => writer.utf8(JSON.stringify(read(ord, field))) };
   }
 
   get(id: number, fields: readonly QuoteField[] | null): QuoteProjection | null {
@@ -281,27 +367,22 @@ class Snapshot {
     return selection;
   }
 
-  /** Contract projections of quotes: values from the columns, display text from `texts`. */
+  /** Contract projections of quotes: values from the columns, display text from memory or `texts`. */
   #project(ords: readonly number[], fields: readonly QuoteField[]): QuoteProjection[] {
     const wanted = normaliseFields(fields) ?? QUOTE_FIELDS;
     const cold = wanted.filter((f) => TEXT_FIELDS.has(f));
     const columns = this.#columns;
-    // One statement for the page: a lookup per row would pay the statement's overhead per row.
-    const texts = new Map<number, unknown[]>();
-    if (cold.length > 0 && ords.length > 0) {
-      const ids = JSON.stringify(ords.map((ord) => columns.id(ord)));
-      for (const row of this.#texts(cold).all(ids) as unknown as unknown[][])
-        texts.set(row[0] as number, row);
-    }
+    const memory = this.texts;
+    const text =
+      cold.length === 0 || memory.ready
+        ? (ord: number, field: 'source' | 'quote') => memory.text(ord, field)
+        : this.#readTexts(ords, cold);
     return ords.map((ord) => {
-      const id = columns.id(ord);
-      const text = texts.get(id);
-      if (cold.length > 0 && text === undefined) throw new Error(`quote ${id} has no text row`);
       const out: Record<string, unknown> = {};
       for (const field of wanted) {
         switch (field) {
           case 'id':
-            out.id = id;
+            out.id = columns.id(ord);
             break;
           case 'author_id':
             out.author_id = columns.authorId(ord);
@@ -328,11 +409,33 @@ class Snapshot {
             out.genre = columns.genre(ord);
             break;
           default:
-            out[field] = (text as unknown[])[cold.indexOf(field) + 1];
+            out[field] = text(ord, field);
         }
       }
       return out as QuoteProjection;
     });
+  }
+
+  /**
+   * Reads the texts among `fields` of the quotes at `ords` from the file, with one statement
+   * for the page (a lookup per row would pay the statement's overhead per row).
+   */
+  #readTexts(
+    ords: readonly number[],
+    fields: readonly QuoteField[],
+  ): (ord: number, field: 'source' | 'quote') => string {
+    const cold = fields.filter((f) => TEXT_FIELDS.has(f));
+    const columns = this.#columns;
+    const rows = new Map<number, unknown[]>();
+    if (cold.length > 0 && ords.length > 0) {
+      const ids = JSON.stringify(ords.map((ord) => columns.id(ord)));
+      for (const row of this.#texts(cold).all(ids) as unknown as unknown[][]) rows.set(row[0] as number, row);
+    }
+    return (ord, field) => {
+      const row = rows.get(columns.id(ord));
+      if (row === undefined) throw new Error(`quote ${columns.id(ord)} has no text row`);
+      return row[cold.indexOf(field) + 1] as string;
+    };
   }
 
   /** Texts of the quotes whose ids a JSON array lists: the id, then `fields`. */
@@ -356,10 +459,13 @@ class Snapshot {
 }
 
 /** Reads the columns and dictionaries of a file into memory (copies only misaligned BLOBs). */
-function loadColumns(db: DatabaseSync): CatalogueColumns {
+function loadColumns(db: DatabaseSync): { columns: CatalogueColumns; bytes: number } {
   const arrays = new Map<string, Uint8Array | string>();
+  let bytes = 0;
   for (const row of db.prepare('SELECT name, data FROM columns').all()) {
-    arrays.set(String(row.name), row.data as Uint8Array | string);
+    const data = row.data as Uint8Array | string;
+    arrays.set(String(row.name), data);
+    bytes += typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
   }
   const columns = {} as Record<ColumnName, unknown>;
   for (const [name, type] of Object.entries(COLUMN_TYPES) as [
@@ -390,7 +496,7 @@ function loadColumns(db: DatabaseSync): CatalogueColumns {
     }
     dictionaries[name] = values;
   }
-  return new CatalogueColumns(columns as Columns, dictionaries);
+  return { columns: new CatalogueColumns(columns as Columns, dictionaries), bytes };
 }
 
 /** Order-independent key of a filter set: OR within a filter and AND across filters commute. */

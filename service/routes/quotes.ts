@@ -22,19 +22,49 @@ export interface Page {
  */
 export async function listPage(catalogue: CatalogueIndex, query: ListQuery): Promise<Page> {
   const { items, total } = await catalogue.list(query);
+  return { items, pagination: pagination(query, total, items.length) };
+}
+
+/** The pagination of a page holding `count` of `total` matches, or the contract's 404. */
+function pagination(query: ListQuery, total: number, count: number): Page['pagination'] {
   if (total === 0) throw notFound('No quote matches the given filters');
   const pages = totalPages(total, query.limit);
-  if (query.page > pages || items.length === 0) {
+  if (query.page > pages || count === 0) {
     // Pages above MAX_PAGE reach the backend as MAX_PAGE + 1 (see query.ts).
     const asked = query.page > MAX_PAGE ? `above ${MAX_PAGE}` : String(query.page);
     throw notFound(
       `page ${asked} is past the last page; the last page is ${pages} (${total} quotes, ${query.limit} per page)`,
     );
   }
-  return {
-    items,
-    pagination: { page: query.page, limit: query.limit, total_pages: pages, total_quotes: total },
-  };
+  return { page: query.page, limit: query.limit, total_pages: pages, total_quotes: total };
+}
+
+/** The two envelopes of a list: `/quotes` and `/api/v1/quotes` (contract sections 4 and 6). */
+export type Envelope = 'quotes' | 'v1';
+
+/**
+ * The body of a list answer: the bytes the backend writes (`listJson`) in the envelope, when it
+ * can; otherwise the page as objects, for the route's serialiser. Both give the same bytes.
+ */
+export async function listBody(
+  catalogue: CatalogueIndex,
+  query: ListQuery,
+  envelope: Envelope,
+): Promise<Buffer | object> {
+  if (catalogue.listJson === undefined) {
+    const page = await listPage(catalogue, query);
+    return envelope === 'quotes' ? page : { status_code: 200, data: page.items, pagination: page.pagination };
+  }
+  const { items, count, total } = await catalogue.listJson(query);
+  const p = pagination(query, total, count);
+  // Property order of the QuotesResponse and V1Response schemas, as their serialisers write them.
+  const head = envelope === 'quotes' ? '{"items":' : '{"status_code":200,"data":';
+  const tail = `,"pagination":{"page":${p.page},"limit":${p.limit},"total_pages":${p.total_pages},"total_quotes":${p.total_quotes}}}`;
+  const body = Buffer.allocUnsafeSlow(head.length + items.length + tail.length);
+  body.write(head, 0, 'latin1');
+  items.copy(body, head.length);
+  body.write(tail, head.length + items.length, 'latin1');
+  return body;
 }
 
 /** What the cacheable routes share: the catalogue and the answers already serialised. */
@@ -63,8 +93,10 @@ export async function answer(
   if (ifNoneMatchHits(condition, etag, false)) return notModified(reply, etag);
   let body = cached?.body;
   if (body === undefined) {
-    // The route's compiled response serialiser, exactly as Fastify would apply it to the object.
-    body = bodyBytes(reply.serialize(await produce()) as string);
+    const produced = await produce();
+    // Bytes are a body already written (listBody); an object goes through the route's compiled
+    // response serialiser, exactly as Fastify would apply it.
+    body = Buffer.isBuffer(produced) ? produced : bodyBytes(reply.serialize(produced) as string);
     // Kept only if the catalogue did not change meanwhile: an answer stored under a version must
     // be that version's answer.
     if ((await catalogue.info()).version === version) answers.set(version, key, { etag, body });
@@ -109,7 +141,7 @@ export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOpti
       query = parseListQuery(readQuery(url));
       key = listKey('quotes', query);
     }
-    return answer(options, request, reply, key, () => listPage(catalogue, query));
+    return answer(options, request, reply, key, () => listBody(catalogue, query, 'quotes'));
   });
 
   app.get('/quotes/random', { schema: randomQuoteSchema }, async (request, reply) => {

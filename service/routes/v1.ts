@@ -5,15 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import { listKey, parseV1Query, readQuery } from '../query.ts';
 import { v1QuotesSchema } from '../schemas.ts';
-import { answer, listPage, type QuoteRoutesOptions } from './quotes.ts';
+import { answer, listBody, type QuoteRoutesOptions } from './quotes.ts';
 
 export async function v1Routes(app: FastifyInstance, options: QuoteRoutesOptions): Promise<void> {
   const { catalogue } = options;
   app.get('/api/v1/quotes', { schema: v1QuotesSchema }, async (request, reply) => {
     const query = parseV1Query(readQuery(request.raw.url ?? ''));
-    return answer(options, request, reply, listKey('v1', query), async () => {
-      const page = await listPage(catalogue, query);
-      return { status_code: 200, data: page.items, pagination: page.pagination };
-    });
+    return answer(options, request, reply, listKey('v1', query), () => listBody(catalogue, query, 'v1'));
   });
 }

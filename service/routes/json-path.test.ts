@@ -1,0 +1,144 @@
+/**
+ * The embedded engine writes list answers as bytes (`listJson`, sqlite-json.ts) instead of
+ * objects run through the route's serialiser. These tests hold the two paths to the same bytes
+ * over HTTP: for the texts held in memory and read from the file, for every envelope, projection
+ * and error, and for texts that need escaping.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
+import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
+import type { CatalogueIndex, Quote } from '../catalogue/port.ts';
+import { openSqliteCatalogue, type SqliteCatalogue } from '../catalogue/sqlite.ts';
+import { buildFixtureCatalogue, type FixtureCatalogue, fixtureApp, get } from '../test-app.ts';
+
+/** Texts that JSON must escape, and characters that UTF-8 writes in 2, 3 and 4 bytes. */
+const AWKWARD: readonly string[] = [
+  'She said "no" and left.',
+  'A back\\slash, a tab\there and a new\nline.',
+  'Control \u0001 and \u001f, delete \u007f.',
+  'Line separator \u2028 and paragraph separator \u2029.',
+  'Ünïcödé “curly” — and a clef 𝄞 and an emoji 🙂.',
+  '</script><script>alert(1)</script>',
+];
+
+function awkwardQuotes(): Quote[] {
+  const base = FIXTURE_QUOTES.at(-1) as Quote;
+  return AWKWARD.map((text, i) => ({
+    ...base,
+    id: base.id + 1000 + i,
+    author: i % 2 === 0 ? 'Zoë "Quoted" O\'Brien' : base.author,
+    author_id: i % 2 === 0 ? 99_001 : base.author_id,
+    work: i % 2 === 0 ? 'Back\\slash: “A” Work' : base.work,
+    work_id: i % 2 === 0 ? 99_002 : base.work_id,
+    genre: ['tab\there', 'plain'],
+    source: `https://example.org/q/${i}?a="b"`,
+    quote: text,
+    quote_length: Array.from(text).length,
+  }));
+}
+
+/** The same catalogue without `listJson`: answers go through the route's serialiser. */
+function objectsOnly(catalogue: CatalogueIndex): CatalogueIndex {
+  return {
+    kind: catalogue.kind,
+    info: () => catalogue.info(),
+    list: (query) => catalogue.list(query),
+    get: (id, fields) => catalogue.get(id, fields),
+    random: (filters, fields) => catalogue.random(filters, fields),
+    close: () => catalogue.close(),
+  };
+}
+
+describe('list answers written as bytes', () => {
+  const quotes = [...FIXTURE_QUOTES, ...awkwardQuotes()];
+  let fixture: FixtureCatalogue;
+  let inMemory: SqliteCatalogue;
+  let onDisk: SqliteCatalogue;
+  let apps: { memory: FastifyInstance; disk: FastifyInstance; objects: FastifyInstance };
+  let paths: string[];
+
+  beforeAll(async () => {
+    fixture = await buildFixtureCatalogue(quotes);
+    inMemory = openSqliteCatalogue({ path: fixture.path });
+    onDisk = openSqliteCatalogue({ path: fixture.path, textMemoryBytes: 0 });
+    apps = {
+      memory: await fixtureApp(fixture.path, {}, { catalogue: inMemory }),
+      disk: await fixtureApp(fixture.path, {}, { catalogue: onDisk }),
+      objects: await fixtureApp(fixture.path, {}, { catalogue: objectsOnly(onDisk) }),
+    };
+    const vocab = vocabularyFrom(quotes.length, Math.max(...quotes.map((q) => q.id)), quotes);
+    paths = distinctRequests(vocab, seededRandom(11), 600)
+      .map((r) => r.path)
+      .filter((p) => p.startsWith('/quotes?') || p.startsWith('/api/v1/'));
+    paths.push(
+      '/quotes',
+      '/quotes?fields=quote',
+      '/quotes?fields=source,genre&limit=100',
+      '/quotes?author=Zo%C3%AB%20%22Quoted%22%20O%27Brien',
+      '/quotes?genre=tab%09here&fields=quote,author,work,genre',
+      '/api/v1/quotes?genre=plain',
+      '/quotes?author_id=99001&sort=quote_length&order=desc',
+      '/quotes?page=999&limit=100',
+      '/quotes?author=Nobody%20At%20All',
+    );
+  });
+
+  afterAll(async () => {
+    await Promise.all(Object.values(apps ?? {}).map((app) => app.close()));
+    await inMemory?.close();
+    await onDisk?.close();
+    fixture?.remove();
+  });
+
+  it('holds the texts in memory by default and on disk with a budget of 0', async () => {
+    expect(await inMemory.texts()).toMatchObject({ state: 'memory' });
+    expect(await onDisk.texts()).toEqual({ state: 'disk', reason: 'SQLITE_TEXT_MEMORY_MB is 0' });
+  });
+
+  it('answers every list request with the bytes the serialiser writes, from memory and from disk', async () => {
+    expect(paths.length).toBeGreaterThan(300);
+    let ok = 0;
+    for (const path of paths) {
+      const reference = await get(apps.objects, path);
+      for (const app of [apps.memory, apps.disk]) {
+        const response = await get(app, path);
+        expect({ path, status: response.statusCode }).toEqual({ path, status: reference.statusCode });
+        expect(response.headers['content-type']).toBe(reference.headers['content-type']);
+        expect(response.headers.etag).toBe(reference.headers.etag);
+        if (response.body !== reference.body) {
+          // Show where the bytes part, rather than two 20 kB strings.
+          const at = [...response.body].findIndex((c, i) => c !== reference.body[i]);
+          expect({ path, at, got: response.body.slice(at - 40, at + 40) }).toEqual({
+            path,
+            at,
+            got: reference.body.slice(at - 40, at + 40),
+          });
+        }
+      }
+      if (reference.statusCode === 200) ok++;
+    }
+    // The comparison covers real pages, not only errors.
+    expect(ok).toBeGreaterThan(paths.length * 0.9);
+  });
+
+  it('writes escaped texts that parse back to the stored quotes', async () => {
+    const response = await get(
+      apps.memory,
+      '/quotes?author_id=99001&limit=100&fields=id,author,work,genre,source,quote',
+    );
+    expect(response.statusCode).toBe(200);
+    const items = (response.json() as { items: Quote[] }).items;
+    const stored = awkwardQuotes().filter((q) => q.author_id === 99_001);
+    expect(items).toEqual(
+      stored.map((q) => ({
+        id: q.id,
+        author: q.author,
+        work: q.work,
+        genre: q.genre,
+        source: q.source,
+        quote: q.quote,
+      })),
+    );
+  });
+});
