@@ -163,17 +163,23 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     const mixLater = mixAll.slice(mix.length);
     const ids = idPaths(vocab, random, options.quick ? 10_000 : 100_000);
 
-    const bareRun = await measure({ baseUrl: bareUrl, paths: ['/quotes'], ...load, warmup });
+    // Bare and service take turns in short slices (as the two rate-limit stores do below), so a
+    // drift of the shared machine falls on both alike instead of on one of them.
+    const turns = Math.max(1, Math.floor(options.duration / 2));
+    const turn = { connections: options.connections, duration: options.duration / turns };
+    await measure({ baseUrl: bareUrl, paths: ['/quotes'], ...turn, amount: warmup });
+    await measure({ baseUrl: service.url, paths: ['/quotes'], headers: auth, ...turn, amount: warmup });
+    const bareTurns: LoadResult[] = [];
+    const serviceTurns: LoadResult[] = [];
+    for (let i = 0; i < turns; i++) {
+      bareTurns.push(await measure({ baseUrl: bareUrl, paths: ['/quotes'], ...turn }));
+      serviceTurns.push(await measure({ baseUrl: service.url, paths: ['/quotes'], headers: auth, ...turn }));
+    }
+    const bareRun = combine(bareTurns);
+    const serviceRun = combine(serviceTurns);
     log(summary('bare GET /quotes', bareRun));
-    await bare.stop();
-    const serviceRun = await measure({
-      baseUrl: service.url,
-      paths: ['/quotes'],
-      headers: auth,
-      ...load,
-      warmup,
-    });
     log(summary('service GET /quotes', serviceRun));
+    await bare.stop();
     const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup });
     log(summary(`uncached mix (${mix.length} paths)`, mixRun));
     const mixAtRate = await measureOpenLoop({

@@ -128,15 +128,25 @@ export interface ListResult {
   total: number;
 }
 
-/** {@link ListResult} with the items already written as JSON (see CatalogueIndex.listJson). */
+/**
+ * What surrounds the items of a list answer written as JSON (see CatalogueIndex.listJson): the
+ * text before the array, and the text after it, which depends on the page (and may throw, for
+ * the HTTP layer's "nothing found" answers).
+ */
+export interface JsonEnvelope {
+  head: string;
+  tail(total: number, count: number): string;
+}
+
+/** A list answer written as JSON (see CatalogueIndex.listJson). */
 export interface JsonListResult {
   /**
-   * The UTF-8 JSON array of the page's quotes, byte for byte what the list route's response
-   * serialiser makes of `list(query).items`: fields in QUOTE_FIELDS order, strings escaped as
-   * JSON.stringify escapes them, no white space.
+   * `head`, the UTF-8 JSON array of the page's quotes, then `tail`. The array is byte for byte
+   * what the list route's response serialiser makes of `list(query).items`: fields in
+   * QUOTE_FIELDS order, strings escaped as JSON.stringify escapes them, no white space.
    */
-  items: Buffer;
-  /** Number of quotes in `items`. */
+  body: Buffer;
+  /** Number of quotes in the array. */
   count: number;
   total: number;
 }
@@ -172,7 +182,7 @@ export interface CatalogueIndex {
    * Optional: `list` with the items already serialised, for a backend that can write them
    * faster than objects are serialised (the embedded engine). The same answer as `list`.
    */
-  listJson?(query: ListQuery): Promise<JsonListResult>;
+  listJson?(query: ListQuery, envelope: JsonEnvelope): Promise<JsonListResult>;
   /** One quote by id, or null when no quote has it. */
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */

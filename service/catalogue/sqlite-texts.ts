@@ -159,10 +159,9 @@ export class TextMemory implements JsonTexts {
       this.#abandon(failure ?? `the file holds texts for ${ord} of ${n} quotes`);
     } else {
       bounds[2 * n] = at;
-      // The estimate counts the file's own overhead: keep only the bytes used.
-      const exact = Buffer.allocUnsafeSlow(Math.max(1, at));
-      (this.#bytes as Buffer).copy(exact, 0, 0, at);
-      this.#bytes = exact;
+      // The buffer is sized by the estimate, which counts the file's own overhead too. Its tail
+      // was never written, so its pages were never touched and take no resident memory:
+      // copying the texts into an exact-size buffer would only double them for a moment.
       this.#settle({ state: 'memory', bytes: at + bounds.byteLength });
     }
   }

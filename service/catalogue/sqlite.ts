@@ -27,6 +27,7 @@ import {
   CatalogueUnavailableError,
   FILTER_NAMES,
   type Filters,
+  type JsonEnvelope,
   type JsonListResult,
   type ListQuery,
   type ListResult,
@@ -132,9 +133,9 @@ export class SqliteCatalogue implements CatalogueIndex {
     return guard(() => snapshot.list(query));
   }
 
-  async listJson(query: ListQuery): Promise<JsonListResult> {
+  async listJson(query: ListQuery, envelope: JsonEnvelope): Promise<JsonListResult> {
     const snapshot = this.#snapshot();
-    return guard(() => snapshot.listJson(query));
+    return guard(() => snapshot.listJson(query, envelope));
   }
 
   async get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
@@ -317,12 +318,16 @@ class Snapshot {
     return { items: this.#project(ords, normaliseFields(query.fields) ?? QUOTE_FIELDS), total };
   }
 
-  listJson(query: ListQuery): JsonListResult {
+  listJson(query: ListQuery, envelope: JsonEnvelope): JsonListResult {
     const { ords, total } = this.#page(query);
+    // First, as it may throw: nothing is written for an answer that will not be sent.
+    const tail = envelope.tail(total, ords.length);
     const fields = normaliseFields(query.fields) ?? QUOTE_FIELDS;
     const writer = SHARED_WRITER.reset();
+    writer.utf8(envelope.head);
     this.#json.array(writer, ords, fields, this.#jsonTexts(ords, fields));
-    return { items: writer.take(), count: ords.length, total };
+    writer.utf8(tail);
+    return { body: writer.take(), count: ords.length, total };
   }
 
   #page(query: ListQuery): { ords: number[]; total: number } {

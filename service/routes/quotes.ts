@@ -55,15 +55,14 @@ export async function listBody(
     const page = await listPage(catalogue, query);
     return envelope === 'quotes' ? page : { status_code: 200, data: page.items, pagination: page.pagination };
   }
-  const { items, count, total } = await catalogue.listJson(query);
-  const p = pagination(query, total, count);
   // Property order of the QuotesResponse and V1Response schemas, as their serialisers write them.
-  const head = envelope === 'quotes' ? '{"items":' : '{"status_code":200,"data":';
-  const tail = `,"pagination":{"page":${p.page},"limit":${p.limit},"total_pages":${p.total_pages},"total_quotes":${p.total_quotes}}}`;
-  const body = Buffer.allocUnsafeSlow(head.length + items.length + tail.length);
-  body.write(head, 0, 'latin1');
-  items.copy(body, head.length);
-  body.write(tail, head.length + items.length, 'latin1');
+  const { body } = await catalogue.listJson(query, {
+    head: envelope === 'quotes' ? '{"items":' : '{"status_code":200,"data":',
+    tail: (total, count) => {
+      const p = pagination(query, total, count);
+      return `,"pagination":{"page":${p.page},"limit":${p.limit},"total_pages":${p.total_pages},"total_quotes":${p.total_quotes}}}`;
+    },
+  });
   return body;
 }
 
