@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
-import { combine, type LoadResult, measure } from './bench/load.ts';
+import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
 import { measureOpenLoop } from './bench/open-loop.ts';
 import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './bench/options.ts';
 import {
@@ -163,20 +163,11 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     const mixLater = mixAll.slice(mix.length);
     const ids = idPaths(vocab, random, options.quick ? 10_000 : 100_000);
 
-    // Bare and service take turns in short slices (as the two rate-limit stores do below), so a
-    // drift of the shared machine falls on both alike instead of on one of them.
-    const turns = Math.max(1, Math.floor(options.duration / 2));
-    const turn = { connections: options.connections, duration: options.duration / turns };
-    await measure({ baseUrl: bareUrl, paths: ['/quotes'], ...turn, amount: warmup });
-    await measure({ baseUrl: service.url, paths: ['/quotes'], headers: auth, ...turn, amount: warmup });
-    const bareTurns: LoadResult[] = [];
-    const serviceTurns: LoadResult[] = [];
-    for (let i = 0; i < turns; i++) {
-      bareTurns.push(await measure({ baseUrl: bareUrl, paths: ['/quotes'], ...turn }));
-      serviceTurns.push(await measure({ baseUrl: service.url, paths: ['/quotes'], headers: auth, ...turn }));
-    }
-    const bareRun = combine(bareTurns);
-    const serviceRun = combine(serviceTurns);
+    // Bare and service take turns, as the two rate-limit stores do below.
+    const [bareRun, serviceRun] = await measureInTurns(
+      { baseUrl: bareUrl, paths: ['/quotes'], ...load, warmup },
+      { baseUrl: service.url, paths: ['/quotes'], headers: auth, ...load, warmup },
+    );
     log(summary('bare GET /quotes', bareRun));
     log(summary('service GET /quotes', serviceRun));
     await bare.stop();
@@ -214,26 +205,18 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     const version = options.redis ? redisServerVersion() : undefined;
     if (options.redis && version === undefined) redis = { skipped: 'redis-server not found on PATH' };
     if (version !== undefined) {
-      // Both services run at once and take turns in short slices, so that drifts of a shared
-      // machine (other work, CPU frequency) fall on both stores alike instead of on one run.
+      // Both services run at once and take turns (the memory one is warm already).
       const redisPort = await freePort();
       await startRedis(redisPort, env);
       const withRedis = await startService('service (redis store)', sqlitePath, {
         RATE_LIMIT_STORE: 'redis',
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       });
-      const slices = Math.max(1, Math.floor(options.duration / 2));
-      const slice = { connections: options.connections, duration: options.duration / slices };
-      const quotes = { paths: ['/quotes'], headers: auth };
-      await measure({ baseUrl: withRedis.url, ...quotes, ...slice, amount: warmup });
-      const memorySlices: LoadResult[] = [];
-      const redisSlices: LoadResult[] = [];
-      for (let i = 0; i < slices; i++) {
-        memorySlices.push(await measure({ baseUrl: service.url, ...quotes, ...slice }));
-        redisSlices.push(await measure({ baseUrl: withRedis.url, ...quotes, ...slice }));
-      }
-      const memoryRun = combine(memorySlices);
-      const redisRun = combine(redisSlices);
+      const quotes = { paths: ['/quotes'], headers: auth, ...load };
+      const [memoryRun, redisRun] = await measureInTurns(
+        { baseUrl: service.url, ...quotes },
+        { baseUrl: withRedis.url, ...quotes, warmup },
+      );
       log(summary('memory store GET /quotes', memoryRun));
       log(summary('redis store GET /quotes', redisRun));
       redis = { version, memory: memoryRun, redis: redisRun, cost: 1 - redisRun.rps / memoryRun.rps };

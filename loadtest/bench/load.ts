@@ -102,6 +102,30 @@ export function clean(result: LoadResult): boolean {
 }
 
 /**
+ * Two loads measured in turns, in slices of about 2 s over `first.duration`, after the warm-up of
+ * each: a drift of the shared machine (other work, CPU frequency) falls on both alike instead of
+ * on one of two runs taken one after the other.
+ */
+export async function measureInTurns(first: LoadSpec, second: LoadSpec): Promise<[LoadResult, LoadResult]> {
+  const turns = Math.max(1, Math.floor(first.duration / 2));
+  const slice = (spec: LoadSpec): LoadSpec => ({
+    ...spec,
+    duration: spec.duration / turns,
+    warmup: undefined,
+  });
+  for (const spec of [first, second]) {
+    if (spec.warmup !== undefined && spec.warmup > 0) await measure({ ...slice(spec), amount: spec.warmup });
+  }
+  const firstSlices: LoadResult[] = [];
+  const secondSlices: LoadResult[] = [];
+  for (let i = 0; i < turns; i++) {
+    firstSlices.push(await measure(slice(first)));
+    secondSlices.push(await measure(slice(second)));
+  }
+  return [combine(firstSlices), combine(secondSlices)];
+}
+
+/**
  * One result from several runs of the same load (slices taken in turns with another): req/s over
  * the summed time, the median of the slices' p50 and the worst p99 (percentiles do not add up,
  * so the p99 errs on the slow side), counts summed.

@@ -138,19 +138,6 @@ export interface JsonEnvelope {
   tail(total: number, count: number): string;
 }
 
-/** A list answer written as JSON (see CatalogueIndex.listJson). */
-export interface JsonListResult {
-  /**
-   * `head`, the UTF-8 JSON array of the page's quotes, then `tail`. The array is byte for byte
-   * what the list route's response serialiser makes of `list(query).items`: fields in
-   * QUOTE_FIELDS order, strings escaped as JSON.stringify escapes them, no white space.
-   */
-  body: Buffer;
-  /** Number of quotes in the array. */
-  count: number;
-  total: number;
-}
-
 /** What a backend knows about the catalogue it serves. */
 export interface CatalogueInfo {
   /**
@@ -180,9 +167,13 @@ export interface CatalogueIndex {
   list(query: ListQuery): Promise<ListResult>;
   /**
    * Optional: `list` with the items already serialised, for a backend that can write them
-   * faster than objects are serialised (the embedded engine). The same answer as `list`.
+   * faster than objects are serialised (the embedded engine). The same answer as `list`, as the
+   * UTF-8 bytes of `envelope.head`, the JSON array of the page's quotes, then `envelope.tail`.
+   * The array is byte for byte what the list route's response serialiser makes of
+   * `list(query).items`: fields in QUOTE_FIELDS order, strings escaped as JSON.stringify escapes
+   * them, no white space.
    */
-  listJson?(query: ListQuery, envelope: JsonEnvelope): Promise<JsonListResult>;
+  listJson?(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer>;
   /** One quote by id, or null when no quote has it. */
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */

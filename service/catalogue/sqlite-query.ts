@@ -346,8 +346,7 @@ export class CatalogueColumns {
   }
 
   publishDate(ord: number): string {
-    const rank = this.#ranks.publish_date[this.#c.profile[ord] as number] as number;
-    return this.#dictionaries.publish_date[rank] as string;
+    return this.#dictionaries.publish_date[this.code(ord, 'publish_date')] as string;
   }
 
   quoteLength(ord: number): number {
@@ -355,24 +354,20 @@ export class CatalogueColumns {
   }
 
   author(ord: number): string {
-    return this.#display.author[this.#c.display_author[this.#c.profile[ord] as number] as number] as string;
+    return this.#display.author[this.code(ord, 'author')] as string;
   }
 
   work(ord: number): string {
-    return this.#display.work[this.#c.display_work[this.#c.profile[ord] as number] as number] as string;
+    return this.#display.work[this.code(ord, 'work')] as string;
   }
 
   category(ord: number): string {
-    return this.#display.category[
-      this.#c.display_category[this.#c.profile[ord] as number] as number
-    ] as string;
+    return this.#display.category[this.code(ord, 'category')] as string;
   }
 
   /** The genre list as written; a fresh array the caller may keep. */
   genre(ord: number): string[] {
-    return (
-      this.#display.genre[this.#c.display_genre[this.#c.profile[ord] as number] as number] as string[]
-    ).slice();
+    return (this.#display.genre[this.code(ord, 'genre')] as string[]).slice();
   }
 
   /**

@@ -33,7 +33,7 @@ const MAX_BYTES_PER_UNIT = 3;
 export interface TextMemoryOptions {
   db: DatabaseSync;
   /** The quotes' ids in ord order (ascending), as the columns hold them. */
-  ids: Int32Array | Float64Array | Uint32Array;
+  ids: Float64Array;
   /** Upper bound of the texts' UTF-8 size: the file's size less what the columns took. */
   estimatedBytes: number;
   /** Largest number of bytes the texts may take in memory; 0 keeps them on disk. */

@@ -28,7 +28,6 @@ import {
   FILTER_NAMES,
   type Filters,
   type JsonEnvelope,
-  type JsonListResult,
   type ListQuery,
   type ListResult,
   normaliseFields,
@@ -133,7 +132,7 @@ export class SqliteCatalogue implements CatalogueIndex {
     return guard(() => snapshot.list(query));
   }
 
-  async listJson(query: ListQuery, envelope: JsonEnvelope): Promise<JsonListResult> {
+  async listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer> {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.listJson(query, envelope));
   }
@@ -309,7 +308,7 @@ class Snapshot {
   }
 
   close(): void {
-    this.texts?.stop();
+    this.texts.stop();
     if (this.#db.isOpen) this.#db.close();
   }
 
@@ -318,7 +317,7 @@ class Snapshot {
     return { items: this.#project(ords, normaliseFields(query.fields) ?? QUOTE_FIELDS), total };
   }
 
-  listJson(query: ListQuery, envelope: JsonEnvelope): JsonListResult {
+  listJson(query: ListQuery, envelope: JsonEnvelope): Buffer {
     const { ords, total } = this.#page(query);
     // First, as it may throw: nothing is written for an answer that will not be sent.
     const tail = envelope.tail(total, ords.length);
@@ -327,7 +326,7 @@ class Snapshot {
     writer.utf8(envelope.head);
     this.#json.array(writer, ords, fields, this.#jsonTexts(ords, fields));
     writer.utf8(tail);
-    return { body: writer.take(), count: ords.length, total };
+    return writer.take();
   }
 
   #page(query: ListQuery): { ords: number[]; total: number } {

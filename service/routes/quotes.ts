@@ -56,14 +56,13 @@ export async function listBody(
     return envelope === 'quotes' ? page : { status_code: 200, data: page.items, pagination: page.pagination };
   }
   // Property order of the QuotesResponse and V1Response schemas, as their serialisers write them.
-  const { body } = await catalogue.listJson(query, {
+  return catalogue.listJson(query, {
     head: envelope === 'quotes' ? '{"items":' : '{"status_code":200,"data":',
     tail: (total, count) => {
       const p = pagination(query, total, count);
       return `,"pagination":{"page":${p.page},"limit":${p.limit},"total_pages":${p.total_pages},"total_quotes":${p.total_quotes}}}`;
     },
   });
-  return body;
 }
 
 /** What the cacheable routes share: the catalogue and the answers already serialised. */
