@@ -107,6 +107,15 @@ function log(line: string): void {
   process.stderr.write(`bench: ${line}\n`);
 }
 
+/** The service's memory now and its peak so far: which phase a peak belongs to. */
+function memoryLine(pid: number, phase: string): string {
+  const m = memoryOf(pid);
+  const mb = (bytes: number) => `${Math.round(bytes / 1e6)} MB`;
+  return m === undefined
+    ? `service memory after ${phase}: unknown`
+    : `service RSS after ${phase}: ${mb(m.rss)}, peak ${mb(m.peak)}`;
+}
+
 function summary(name: string, r: LoadResult): string {
   const failed = r.non2xx + r.errors + r.timeouts;
   return `${name}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${failed > 0 ? `, ${failed} FAILED` : ''}`;
@@ -170,9 +179,11 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     );
     log(summary('bare GET /quotes', bareRun));
     log(summary('service GET /quotes', serviceRun));
+    log(memoryLine(service.child.pid, 'GET /quotes'));
     await bare.stop();
     const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup });
     log(summary(`uncached mix (${mix.length} paths)`, mixRun));
+    log(memoryLine(service.child.pid, 'the uncached mix'));
     const mixAtRate = await measureOpenLoop({
       baseUrl: service.url,
       paths: mixLater,
@@ -184,6 +195,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     log(summary(`uncached mix at ${options.mixRate} req/s (${mixLater.length} paths)`, mixAtRate));
     const idRun = await measure({ baseUrl: service.url, paths: ids, headers: auth, ...load, warmup });
     log(summary('by id', idRun));
+    log(memoryLine(service.child.pid, 'by id'));
     // Each kind of the mix alone, to tell which one a slow mix owes its latency to.
     const byKind: Partial<Record<MixKind, LoadResult>> = {};
     for (const kind of MIX_KINDS) {
@@ -198,6 +210,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       });
       log(summary(`  mix kind ${kind}`, byKind[kind]));
     }
+    log(memoryLine(service.child.pid, 'each kind of the mix'));
     const peakRssBytes = memory.peak() ?? null;
     memory.stop();
 

@@ -90,13 +90,18 @@ export class JsonWriter {
   }
 }
 
-/** Values escaped once, back to back in one buffer: value i is [bounds[i], bounds[i + 1]). */
+/** JSON texts back to back in one buffer: text i is [bounds[i], bounds[i + 1]). */
 export class JsonFragments {
   readonly #bytes: Buffer;
   readonly #bounds: Uint32Array;
 
-  constructor(values: readonly (string | readonly string[])[]) {
-    const texts = values.map((value) => JSON.stringify(value));
+  /** Each value as `JSON.stringify` writes it. */
+  static of(values: readonly (string | readonly string[])[]): JsonFragments {
+    return new JsonFragments(values.map((value) => JSON.stringify(value)));
+  }
+
+  /** `texts` are JSON already: written as they are. */
+  constructor(texts: readonly string[]) {
     this.#bytes = Buffer.from(texts.join(''));
     this.#bounds = new Uint32Array(texts.length + 1);
     let at = 0;
@@ -115,29 +120,68 @@ export class JsonFragments {
 export interface JsonTexts {
   /** Writes the escaped JSON string of `field` of the quote at `ord`. */
   write(writer: JsonWriter, ord: number, field: 'source' | 'quote'): void;
+  /** Writes both, as a quote with both has them: the source, {@link QUOTE_KEY}, the quote. */
+  writeSourceAndQuote(writer: JsonWriter, ord: number): void;
 }
+
+/** What comes between a quote's `source` and its `quote` when it has both. */
+export const QUOTE_KEY = ',"quote":';
 
 /** `{"name":` opens a quote; `,"name":` follows a previous property. */
 const KEYS_FIRST = new Map<QuoteField, Buffer>(QUOTE_FIELDS.map((f) => [f, Buffer.from(`{"${f}":`)]));
 const KEYS_NEXT = new Map<QuoteField, Buffer>(QUOTE_FIELDS.map((f) => [f, Buffer.from(`,"${f}":`)]));
+const OPENING = Buffer.from('{');
+const COMMA_BYTES = Buffer.from(',');
 
 const CODED_FIELDS: readonly CodedField[] = ['author', 'work', 'category', 'genre', 'publish_date'];
-const OPEN_BRACE = 0x7b;
+/**
+ * The fields a quote's profile decides, in QUOTE_FIELDS order, where they follow each other: a
+ * projection with all of them gets them as one fragment of its profile.
+ */
+const PROFILE_FIELDS: readonly QuoteField[] = [
+  'author',
+  'author_id',
+  'work',
+  'work_id',
+  'category',
+  'genre',
+  'publish_date',
+];
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 
+/**
+ * What one property (or run of properties) of every quote of a page is: the bytes before it
+ * (`{"id":`, `,"author":`, or `{`/`,` before a fragment that names its own properties) and what
+ * writes the value.
+ */
+type Step = { name: Buffer; value: QuoteField | 'profile' | 'source+quote' };
+
 /** Writes quotes of one catalogue file as JSON. */
 export class QuoteJson {
   readonly #columns: CatalogueColumns;
   readonly #fragments = new Map<CodedField, JsonFragments>();
+  /** Per profile, `"author":…,"publish_date":…`: seven properties in one copy. */
+  readonly #profiles: JsonFragments;
 
   /** Escapes every display value now: once per file, while it is being opened. */
   constructor(columns: CatalogueColumns) {
     this.#columns = columns;
     for (const field of CODED_FIELDS)
-      this.#fragments.set(field, new JsonFragments(columns.displayValues(field)));
+      this.#fragments.set(field, JsonFragments.of(columns.displayValues(field)));
+    const profiles: string[] = new Array(columns.profileCount);
+    for (let ord = 0; ord < columns.count; ord++) {
+      const profile = columns.profileOf(ord);
+      if (profiles[profile] !== undefined) continue;
+      profiles[profile] =
+        `"author":${JSON.stringify(columns.author(ord))},"author_id":${columns.authorId(ord)},` +
+        `"work":${JSON.stringify(columns.work(ord))},"work_id":${columns.workId(ord)},` +
+        `"category":${JSON.stringify(columns.category(ord))},"genre":${JSON.stringify(columns.genre(ord))},` +
+        `"publish_date":${JSON.stringify(columns.publishDate(ord))}`;
+    }
+    this.#profiles = new JsonFragments(profiles.map((text) => text ?? ''));
   }
 
   /**
@@ -145,32 +189,27 @@ export class QuoteJson {
    * normaliseFields returns them).
    */
   array(writer: JsonWriter, ords: readonly number[], fields: readonly QuoteField[], texts: JsonTexts): void {
-    // Each property's name with the punctuation before it (`{"id":`, `,"author":`), once per page.
-    const names = fields.map((field, i) => (i === 0 ? KEYS_FIRST : KEYS_NEXT).get(field) as Buffer);
+    const steps = plan(fields);
     writer.byte(OPEN_BRACKET);
     for (let i = 0; i < ords.length; i++) {
       if (i > 0) writer.byte(COMMA);
-      this.#quote(writer, ords[i] as number, fields, names, texts);
+      this.#quote(writer, ords[i] as number, steps, texts);
     }
     writer.byte(CLOSE_BRACKET);
   }
 
-  #quote(
-    writer: JsonWriter,
-    ord: number,
-    fields: readonly QuoteField[],
-    names: readonly Buffer[],
-    texts: JsonTexts,
-  ): void {
+  #quote(writer: JsonWriter, ord: number, steps: readonly Step[], texts: JsonTexts): void {
     const columns = this.#columns;
-    if (fields.length === 0) writer.byte(OPEN_BRACE);
-    for (let i = 0; i < fields.length; i++) {
-      const field = fields[i] as QuoteField;
-      const name = names[i] as Buffer;
+    if (steps.length === 0) writer.copy(OPENING, 0, 1);
+    for (let i = 0; i < steps.length; i++) {
+      const { name, value } = steps[i] as Step;
       writer.copy(name, 0, name.length);
-      switch (field) {
+      switch (value) {
         case 'id':
           writer.integer(columns.id(ord));
+          break;
+        case 'profile':
+          this.#profiles.write(writer, columns.profileOf(ord));
           break;
         case 'author_id':
           writer.integer(columns.authorId(ord));
@@ -181,17 +220,38 @@ export class QuoteJson {
         case 'quote_length':
           writer.integer(columns.quoteLength(ord));
           break;
+        case 'source+quote':
+          texts.writeSourceAndQuote(writer, ord);
+          break;
         case 'source':
         case 'quote':
-          texts.write(writer, ord, field);
+          texts.write(writer, ord, value);
           break;
         default:
-          (this.#fragments.get(field as CodedField) as JsonFragments).write(
-            writer,
-            columns.code(ord, field as CodedField),
-          );
+          (this.#fragments.get(value) as JsonFragments).write(writer, columns.code(ord, value));
       }
     }
     writer.byte(CLOSE_BRACE);
   }
+}
+
+/** The steps that write a quote with `fields`, runs of properties merged where a fragment has them. */
+function plan(fields: readonly QuoteField[]): Step[] {
+  const steps: Step[] = [];
+  const hasProfile = PROFILE_FIELDS.every((field) => fields.includes(field));
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i] as QuoteField;
+    const first = steps.length === 0;
+    if (field === 'author' && hasProfile) {
+      // In QUOTE_FIELDS order the profile fields are adjacent: nothing else comes between them.
+      steps.push({ name: first ? OPENING : COMMA_BYTES, value: 'profile' });
+      i += PROFILE_FIELDS.length - 1;
+    } else if (field === 'source' && fields[i + 1] === 'quote') {
+      steps.push({ name: (first ? KEYS_FIRST : KEYS_NEXT).get('source') as Buffer, value: 'source+quote' });
+      i++;
+    } else {
+      steps.push({ name: (first ? KEYS_FIRST : KEYS_NEXT).get(field) as Buffer, value: field });
+    }
+  }
+  return steps;
 }

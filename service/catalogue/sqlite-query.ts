@@ -332,6 +332,16 @@ export class CatalogueColumns {
     return this.#c.ids[ord] as number;
   }
 
+  /** Number of profiles: the distinct combinations of the profile fields. */
+  get profileCount(): number {
+    return this.#profileCount;
+  }
+
+  /** The profile of a quote: what its author, work, category, genre and date come from. */
+  profileOf(ord: number): number {
+    return this.#c.profile[ord] as number;
+  }
+
   /** The ids of all quotes, by ord (ascending). */
   get ids(): Float64Array {
     return this.#c.ids;

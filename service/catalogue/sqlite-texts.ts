@@ -9,6 +9,8 @@
  *
  * The texts are held as their escaped JSON strings (what a response carries), so that a list
  * answer copies them as they are (sqlite-json.ts); the few answers built as objects parse them.
+ * Each quote's pair is kept as a quote with both fields writes it, `source,"quote":quote`, so
+ * that the usual answer copies the two in one go.
  *
  * The copy is made in the background, in slices of a few milliseconds between requests, so
  * opening or reloading a file never stalls the service; until the copy is complete every read
@@ -16,7 +18,7 @@
  * quote, in id order) and is dropped if they do not, leaving the SQLite path to report it.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { JsonTexts, JsonWriter } from './sqlite-json.ts';
+import { type JsonTexts, type JsonWriter, QUOTE_KEY } from './sqlite-json.ts';
 
 /** Where the texts are read from, and why. */
 export type TextMemoryState =
@@ -29,6 +31,8 @@ const ROWS_PER_READ = 512;
 const SLICE_MS = 4;
 /** UTF-8 takes at most 3 bytes per UTF-16 code unit. */
 const MAX_BYTES_PER_UNIT = 3;
+/** Bytes between a quote's source and quote in memory. */
+const SEPARATOR = Buffer.byteLength(QUOTE_KEY);
 
 export interface TextMemoryOptions {
   db: DatabaseSync;
@@ -48,7 +52,10 @@ export class TextMemory implements JsonTexts {
   readonly #ids: TextMemoryOptions['ids'];
   readonly #onSettled: TextMemoryOptions['onSettled'];
   readonly #budget: number;
-  /** source of ord i: [bounds[2i], bounds[2i+1]); quote: [bounds[2i+1], bounds[2i+2]). */
+  /**
+   * source of ord i: [bounds[2i], bounds[2i+1] - SEPARATOR); quote: [bounds[2i+1], bounds[2i+2]),
+   * with QUOTE_KEY between them.
+   */
   #bounds: Uint32Array | null = null;
   #bytes: Buffer | null = null;
   #state: TextMemoryState = { state: 'loading' };
@@ -65,19 +72,20 @@ export class TextMemory implements JsonTexts {
       this.#resolve = resolve;
     });
     const n = options.ids.length;
+    const estimated = options.estimatedBytes + SEPARATOR * n;
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
     if (options.budgetBytes <= 0) {
       this.#settle({ state: 'disk', reason: 'SQLITE_TEXT_MEMORY_MB is 0' });
-    } else if (options.estimatedBytes > options.budgetBytes) {
+    } else if (estimated > options.budgetBytes) {
       this.#settle({
         state: 'disk',
-        reason: `the texts take up to ${mb(options.estimatedBytes)}, over the budget of ${mb(options.budgetBytes)}`,
+        reason: `the texts take up to ${mb(estimated)}, over the budget of ${mb(options.budgetBytes)}`,
       });
     } else if (n === 0) {
       this.#settle({ state: 'disk', reason: 'the catalogue is empty' });
     } else {
       this.#bounds = new Uint32Array(2 * n + 1);
-      this.#bytes = Buffer.allocUnsafeSlow(Math.max(1024, Math.ceil(options.estimatedBytes)));
+      this.#bytes = Buffer.allocUnsafeSlow(Math.max(1024, Math.ceil(estimated)));
       const read = this.#db.prepare('SELECT id, source, quote FROM texts WHERE id > ? ORDER BY id LIMIT ?');
       read.setReturnArrays(true);
       read.setReadBigInts(false);
@@ -101,16 +109,27 @@ export class TextMemory implements JsonTexts {
 
   /** `source` or `quote` of the quote at `ord`; only when {@link ready}. */
   text(ord: number, field: 'source' | 'quote'): string {
-    const bounds = this.#bounds as Uint32Array;
-    const at = 2 * ord + (field === 'source' ? 0 : 1);
-    return JSON.parse((this.#bytes as Buffer).toString('utf8', bounds[at], bounds[at + 1])) as string;
+    const [start, end] = this.#range(ord, field);
+    return JSON.parse((this.#bytes as Buffer).toString('utf8', start, end)) as string;
   }
 
   /** The escaped JSON string of `source` or `quote` of the quote at `ord`; only when {@link ready}. */
   write(writer: JsonWriter, ord: number, field: 'source' | 'quote'): void {
+    const [start, end] = this.#range(ord, field);
+    writer.copy(this.#bytes as Buffer, start, end);
+  }
+
+  /** `source,"quote":quote` of the quote at `ord`, escaped, in one copy; only when {@link ready}. */
+  writeSourceAndQuote(writer: JsonWriter, ord: number): void {
     const bounds = this.#bounds as Uint32Array;
-    const at = 2 * ord + (field === 'source' ? 0 : 1);
-    writer.copy(this.#bytes as Buffer, bounds[at] as number, bounds[at + 1] as number);
+    writer.copy(this.#bytes as Buffer, bounds[2 * ord] as number, bounds[2 * ord + 2] as number);
+  }
+
+  #range(ord: number, field: 'source' | 'quote'): [number, number] {
+    const bounds = this.#bounds as Uint32Array;
+    return field === 'source'
+      ? [bounds[2 * ord] as number, (bounds[2 * ord + 1] as number) - SEPARATOR]
+      : [bounds[2 * ord + 1] as number, bounds[2 * ord + 2] as number];
   }
 
   /** Stops a copy in progress (the file is being closed) and releases the memory. */
@@ -139,7 +158,7 @@ export class TextMemory implements JsonTexts {
             break copying;
           }
           bounds[2 * ord] = at;
-          at = this.#append(JSON.stringify(source), at);
+          at = this.#append(`${JSON.stringify(source)}${QUOTE_KEY}`, at);
           bounds[2 * ord + 1] = at;
           at = this.#append(JSON.stringify(quote), at);
           if (at < 0) {

@@ -114,10 +114,13 @@ describe('sqlite texts in memory', () => {
     const bytes = state?.state === 'memory' ? state.bytes : 0;
     const textBytes = FIXTURE_QUOTES.reduce(
       (sum, q) =>
-        sum + Buffer.byteLength(JSON.stringify(q.quote)) + Buffer.byteLength(JSON.stringify(q.source)),
+        sum +
+        Buffer.byteLength(JSON.stringify(q.quote)) +
+        Buffer.byteLength(',"quote":') +
+        Buffer.byteLength(JSON.stringify(q.source)),
       0,
     );
-    // The escaped texts and two bounds per quote, nothing else.
+    // The escaped texts with the quote's name between them, and two bounds per quote, nothing else.
     expect(bytes).toBe(textBytes + 4 * (2 * FIXTURE_QUOTES.length + 1));
     expect(logger.entries.find((e) => e.msg === 'sqlite catalogue texts held in memory')?.obj).toMatchObject({
       bytes,

@@ -36,7 +36,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
-import { type JsonTexts, JsonWriter, QuoteJson } from './sqlite-json.ts';
+import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './sqlite-json.ts';
 import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
 import {
   COLUMN_TYPES,
@@ -344,7 +344,16 @@ class Snapshot {
   #jsonTexts(ords: readonly number[], fields: readonly QuoteField[]): JsonTexts {
     if (this.texts.ready) return this.texts;
     const read = this.#readTexts(ords, fields);
-    return { write: (writer, ord, field) => writer.utf8(JSON.stringify(read(ord, field))) };
+    const write = (writer: JsonWriter, ord: number, field: 'source' | 'quote') =>
+      writer.utf8(JSON.stringify(read(ord, field)));
+    return {
+      write,
+      writeSourceAndQuote: (writer, ord) => {
+        write(writer, ord, 'source');
+        writer.utf8(QUOTE_KEY);
+        write(writer, ord, 'quote');
+      },
+    };
   }
 
   get(id: number, fields: readonly QuoteField[] | null): QuoteProjection | null {
