@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnswerCache, bodyBytes, etagFor, ifNoneMatchHits } from './etag.ts';
+import { AnswerCache, bodyBytes, etagFor, ifNoneMatchHits, RecentKeys } from './etag.ts';
 
 describe('etagFor', () => {
   it('is a weak quoted tag that changes with the version and with the request key', () => {
@@ -105,5 +105,57 @@ describe('AnswerCache', () => {
     expect(cache.get('v', 'a')).toBeUndefined();
     cache.set('v', 'b', answer('é'.repeat(4)));
     expect(text(cache.get('v', 'b'))).toBe('éééé');
+  });
+});
+
+describe('AnswerCache.offer', () => {
+  const answer = (body: string) => ({ etag: etagFor('v', body), body: Buffer.from(body) });
+
+  it('stores an answer only when its key is offered a second time', () => {
+    const cache = new AnswerCache({ maxEntries: 10, maxBytes: 1_000 });
+    expect(cache.offer('v', '/quotes?page=2', answer('first'))).toBe(false);
+    expect(cache.get('v', '/quotes?page=2')).toBeUndefined();
+    expect(cache.size).toBe(0);
+    expect(cache.offer('v', '/quotes?page=2', answer('second'))).toBe(true);
+    expect(cache.get('v', '/quotes?page=2')?.body.toString()).toBe('second');
+  });
+
+  it('leaves the stored answers in place under a stream of distinct keys', () => {
+    const cache = new AnswerCache({ maxEntries: 4, maxBytes: 1_000 });
+    for (const key of ['a', 'a', 'b', 'b']) cache.offer('v', key, answer(key));
+    for (let i = 0; i < 1_000; i++) cache.offer('v', `/quotes?author_id=${i}`, answer(String(i)));
+    expect(cache.size).toBe(2);
+    expect(cache.get('v', 'a')?.body.toString()).toBe('a');
+    expect(cache.get('v', 'b')?.body.toString()).toBe('b');
+  });
+});
+
+describe('RecentKeys', () => {
+  it('answers false for a new key and true when it comes back', () => {
+    const recent = new RecentKeys(1024);
+    expect(recent.seenBefore('/quotes?limit=5')).toBe(false);
+    expect(recent.seenBefore('/quotes?limit=10')).toBe(false);
+    expect(recent.seenBefore('/quotes?limit=5')).toBe(true);
+    expect(recent.seenBefore('/quotes?limit=10')).toBe(true);
+    expect(recent.seenBefore('')).toBe(false);
+    expect(recent.seenBefore('')).toBe(true);
+  });
+
+  it('remembers about as many keys as it has slots, forgetting older ones when full', () => {
+    const recent = new RecentKeys(1024);
+    const keys = Array.from({ length: 20_000 }, (_, i) => `/quotes?author_id=${i}&sort=work`);
+    for (const key of keys.slice(0, 200)) recent.seenBefore(key);
+    // 200 keys in 1024 slots: about one in ten lands on a slot another took after it.
+    expect(keys.slice(0, 200).filter((key) => recent.seenBefore(key)).length).toBeGreaterThan(150);
+    for (const key of keys.slice(200)) recent.seenBefore(key);
+    // 20,000 later keys took every slot over: the first ones are forgotten, none is mistaken.
+    expect(keys.slice(0, 200).filter((key) => recent.seenBefore(key)).length).toBeLessThan(10);
+  });
+
+  it('takes a power of two from 2 to 2^30 slots', () => {
+    expect(() => new RecentKeys(1000)).toThrow(RangeError);
+    expect(() => new RecentKeys(1)).toThrow(RangeError);
+    expect(() => new RecentKeys(2 ** 31)).toThrow(RangeError);
+    expect(new RecentKeys(2).seenBefore('x')).toBe(false);
   });
 });

@@ -79,9 +79,17 @@ export class AnswerCache {
   readonly #maxBytes: number;
   #bytes = 0;
 
+  /** Keys offered once: their answer is stored when they are offered again. */
+  readonly #recent: RecentKeys;
+
   constructor(options: { maxEntries: number; maxBytes: number }) {
     this.#maxEntries = options.maxEntries;
     this.#maxBytes = options.maxBytes;
+    // Room to remember several times more keys than are stored, so that a key asked again a
+    // while later still counts as asked again.
+    this.#recent = new RecentKeys(
+      2 ** Math.min(30, Math.max(1, Math.ceil(Math.log2(options.maxEntries * 8)))),
+    );
   }
 
   /** The answer stored for `key` under this catalogue `version`, if any. */
@@ -92,6 +100,16 @@ export class AnswerCache {
     this.#entries.delete(key);
     this.#entries.set(key, entry);
     return entry;
+  }
+
+  /**
+   * Stores the answer of `key` (as {@link set}) if the key was offered before: answers are
+   * kept for requests that come back, not for every request once. Returns whether it stored.
+   */
+  offer(version: string, key: string, answer: CachedAnswer): boolean {
+    if (!this.#recent.seenBefore(key)) return false;
+    this.set(version, key, answer);
+    return true;
   }
 
   /** Stores the answer of `key` under `version`, replacing the key's answer of any version. */
@@ -115,6 +133,43 @@ export class AnswerCache {
 
   get size(): number {
     return this.#entries.size;
+  }
+}
+
+/**
+ * Which request keys were asked recently: one 32-bit fingerprint per slot of a fixed table, so
+ * remembering costs no allocation. An answer is stored only when its key comes back (a
+ * "doorkeeper" before the cache): a stream of distinct queries (a crawler, a deep listing)
+ * then leaves the cache's hot entries in place, and never makes the garbage of answers stored
+ * for nobody, which would outlive a few young-generation collections and so cost full ones.
+ * Two keys sharing a slot and a fingerprint (odds about one in 4 billion) only store an answer
+ * one request early.
+ */
+export class RecentKeys {
+  readonly #fingerprints: Int32Array;
+  readonly #shift: number;
+
+  /** `slots`: a power of two from 2 to 2^30; about the number of distinct keys remembered at once. */
+  constructor(slots: number) {
+    const bits = Math.log2(slots);
+    if (!Number.isInteger(bits) || bits < 1 || bits > 30) {
+      throw new RangeError('slots must be a power of two from 2 to 2^30');
+    }
+    this.#fingerprints = new Int32Array(slots);
+    this.#shift = 32 - bits;
+  }
+
+  /** True when `key` was asked since its slot last held another key; remembers it either way. */
+  seenBefore(key: string): boolean {
+    // FNV-1a over UTF-16 units for the fingerprint; a second multiply spreads it for the slot.
+    let h = 0x811c9dc5 | 0;
+    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+    // 0 is the empty slot's value, never a fingerprint.
+    const fingerprint = h === 0 ? 1 : h;
+    const slot = Math.imul(h, 0x9e3779b1) >>> this.#shift;
+    if (this.#fingerprints[slot] === fingerprint) return true;
+    this.#fingerprints[slot] = fingerprint;
+    return false;
   }
 }
 

@@ -143,6 +143,12 @@ describe('metrics plugin', () => {
     const rss = Number(/\nprocess_resident_memory_bytes (\d+)\n/.exec(response.body)?.[1]);
     expect(rss).toBeGreaterThan(process.memoryUsage.rss() / 4);
     expect(rss).toBeLessThan(process.memoryUsage.rss() * 4);
+    // The V8 heap in use fits in the heap reserved, and both in the resident memory.
+    const gauge = (name: string) => Number(new RegExp(`\n${name} (\\d+)\n`).exec(response.body)?.[1]);
+    expect(gauge('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    expect(gauge('nodejs_heap_size_used_bytes')).toBeLessThanOrEqual(gauge('nodejs_heap_size_total_bytes'));
+    expect(gauge('nodejs_heap_size_total_bytes')).toBeLessThan(rss);
+    expect(gauge('nodejs_external_memory_bytes')).toBeGreaterThan(0);
     // The /metrics response itself is recorded once it has been sent; each scrape refreshes.
     const second = (await app.inject('/metrics')).body;
     expect(second).toContain('quotes_http_requests_total{route="/metrics",method="GET",status="200"} 1\n');

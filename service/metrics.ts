@@ -263,6 +263,8 @@ export interface ServiceMetrics {
   /** Process gauges under their conventional names, so memory drift shows in any dashboard. */
   readonly processResidentMemory: Gauge;
   readonly processHeapUsed: Gauge;
+  readonly processHeapTotal: Gauge;
+  readonly processExternal: Gauge;
   /** Publishes the catalogue now served; cheap when nothing changed, so callers need not check. */
   setCatalogue(info: { version: string; backend: string; documents: number }): void;
 }
@@ -313,6 +315,11 @@ export function createMetrics(): ServiceMetrics {
     catalogueInfo,
     processResidentMemory: registry.gauge('process_resident_memory_bytes', 'Resident memory size in bytes.'),
     processHeapUsed: registry.gauge('nodejs_heap_size_used_bytes', 'V8 heap in use, in bytes.'),
+    processHeapTotal: registry.gauge('nodejs_heap_size_total_bytes', 'V8 heap reserved, in bytes.'),
+    processExternal: registry.gauge(
+      'nodejs_external_memory_bytes',
+      'Memory held outside the V8 heap by JavaScript objects (buffers, typed arrays), in bytes.',
+    ),
     setCatalogue({ version, backend, documents }) {
       catalogueDocuments.set(documents);
       if (version === shown.version && backend === shown.backend) return;
@@ -430,6 +437,8 @@ async function registerMetrics(app: FastifyInstance, options: MetricsPluginOptio
     const memory = process.memoryUsage();
     metrics.processResidentMemory.set(memory.rss);
     metrics.processHeapUsed.set(memory.heapUsed);
+    metrics.processHeapTotal.set(memory.heapTotal);
+    metrics.processExternal.set(memory.external);
     reply.header('content-type', CONTENT_TYPE);
     return metrics.registry.expose();
   });

@@ -95,9 +95,9 @@ export async function answer(
     // Bytes are a body already written (listBody); an object goes through the route's compiled
     // response serialiser, exactly as Fastify would apply it.
     body = Buffer.isBuffer(produced) ? produced : bodyBytes(reply.serialize(produced) as string);
-    // Kept only if the catalogue did not change meanwhile: an answer stored under a version must
-    // be that version's answer.
-    if ((await catalogue.info()).version === version) answers.set(version, key, { etag, body });
+    // Kept only if the catalogue did not change meanwhile (an answer stored under a version must
+    // be that version's answer), and only for a request asked before.
+    if ((await catalogue.info()).version === version) answers.offer(version, key, { etag, body });
   }
   if (ifNoneMatchHits(condition, etag, true)) return notModified(reply, etag);
   return reply
