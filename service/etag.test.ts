@@ -83,6 +83,32 @@ describe('AnswerCache', () => {
     expect(cache.size).toBe(2);
   });
 
+  it('spares an entry used since it was stored, and keeps sparing it while it is used', () => {
+    const cache = new AnswerCache({ maxEntries: 3, maxBytes: 1_000 });
+    for (const key of ['a', 'b', 'c']) cache.set('v', key, answer(key));
+    for (const key of ['d', 'e', 'f', 'g']) {
+      expect(text(cache.get('v', 'a'))).toBe('a');
+      cache.set('v', key, answer(key));
+    }
+    // b, c, d and e went, oldest first; a, used before each store, stayed.
+    expect(['a', 'b', 'c', 'd', 'e', 'f', 'g'].filter((key) => cache.get('v', key) !== undefined)).toEqual([
+      'a',
+      'f',
+      'g',
+    ]);
+  });
+
+  it('never evicts the entry just stored, even when every other one was used', () => {
+    const cache = new AnswerCache({ maxEntries: 3, maxBytes: 1_000 });
+    for (const key of ['a', 'b', 'c']) cache.set('v', key, answer(key));
+    for (const key of ['a', 'b', 'c']) cache.get('v', key);
+    cache.set('v', 'd', answer('d'));
+    expect(text(cache.get('v', 'd'))).toBe('d');
+    // All three were used once: the oldest of them goes.
+    expect(cache.get('v', 'a')).toBeUndefined();
+    expect(cache.size).toBe(3);
+  });
+
   it('keeps the stored bytes within maxBytes and skips answers too large to share the space', () => {
     // Entries of 10 bytes: an 8-character body, its key and its tag.
     const cache = new AnswerCache({ maxEntries: 100, maxBytes: 160 });
