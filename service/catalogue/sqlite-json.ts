@@ -13,6 +13,7 @@
  */
 import { QUOTE_FIELDS, type QuoteField } from './port.ts';
 import type { CatalogueColumns, CodedField } from './sqlite-query.ts';
+import { PROFILE_KEYS } from './sqlite-schema.ts';
 
 /** Appends bytes to a buffer that grows as needed. Reused: {@link take} copies the result out. */
 export class JsonWriter {
@@ -134,19 +135,6 @@ const OPENING = Buffer.from('{');
 const COMMA_BYTES = Buffer.from(',');
 
 const CODED_FIELDS: readonly CodedField[] = ['author', 'work', 'category', 'genre', 'publish_date'];
-/**
- * The fields a quote's profile decides, in QUOTE_FIELDS order, where they follow each other: a
- * projection with all of them gets them as one fragment of its profile.
- */
-const PROFILE_FIELDS: readonly QuoteField[] = [
-  'author',
-  'author_id',
-  'work',
-  'work_id',
-  'category',
-  'genre',
-  'publish_date',
-];
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
@@ -238,14 +226,16 @@ export class QuoteJson {
 /** The steps that write a quote with `fields`, runs of properties merged where a fragment has them. */
 function plan(fields: readonly QuoteField[]): Step[] {
   const steps: Step[] = [];
-  const hasProfile = PROFILE_FIELDS.every((field) => fields.includes(field));
+  // The fields a profile decides: a projection with all of them gets them as one fragment.
+  const hasProfile = PROFILE_KEYS.every((field) => fields.includes(field));
   for (let i = 0; i < fields.length; i++) {
     const field = fields[i] as QuoteField;
     const first = steps.length === 0;
     if (field === 'author' && hasProfile) {
-      // In QUOTE_FIELDS order the profile fields are adjacent: nothing else comes between them.
+      // In QUOTE_FIELDS order the profile fields are adjacent, author first: nothing else comes
+      // between them (the fragment is written in that order too).
       steps.push({ name: first ? OPENING : COMMA_BYTES, value: 'profile' });
-      i += PROFILE_FIELDS.length - 1;
+      i += PROFILE_KEYS.length - 1;
     } else if (field === 'source' && fields[i + 1] === 'quote') {
       steps.push({ name: (first ? KEYS_FIRST : KEYS_NEXT).get('source') as Buffer, value: 'source+quote' });
       i++;

@@ -109,14 +109,13 @@ export class TextMemory implements JsonTexts {
 
   /** `source` or `quote` of the quote at `ord`; only when {@link ready}. */
   text(ord: number, field: 'source' | 'quote'): string {
-    const [start, end] = this.#range(ord, field);
-    return JSON.parse((this.#bytes as Buffer).toString('utf8', start, end)) as string;
+    const bytes = this.#bytes as Buffer;
+    return JSON.parse(bytes.toString('utf8', this.#start(ord, field), this.#end(ord, field))) as string;
   }
 
   /** The escaped JSON string of `source` or `quote` of the quote at `ord`; only when {@link ready}. */
   write(writer: JsonWriter, ord: number, field: 'source' | 'quote'): void {
-    const [start, end] = this.#range(ord, field);
-    writer.copy(this.#bytes as Buffer, start, end);
+    writer.copy(this.#bytes as Buffer, this.#start(ord, field), this.#end(ord, field));
   }
 
   /** `source,"quote":quote` of the quote at `ord`, escaped, in one copy; only when {@link ready}. */
@@ -125,11 +124,14 @@ export class TextMemory implements JsonTexts {
     writer.copy(this.#bytes as Buffer, bounds[2 * ord] as number, bounds[2 * ord + 2] as number);
   }
 
-  #range(ord: number, field: 'source' | 'quote'): [number, number] {
+  // Two methods rather than one returning a pair: no array per text on the list path.
+  #start(ord: number, field: 'source' | 'quote'): number {
+    return (this.#bounds as Uint32Array)[2 * ord + (field === 'source' ? 0 : 1)] as number;
+  }
+
+  #end(ord: number, field: 'source' | 'quote'): number {
     const bounds = this.#bounds as Uint32Array;
-    return field === 'source'
-      ? [bounds[2 * ord] as number, (bounds[2 * ord + 1] as number) - SEPARATOR]
-      : [bounds[2 * ord + 1] as number, bounds[2 * ord + 2] as number];
+    return field === 'source' ? (bounds[2 * ord + 1] as number) - SEPARATOR : (bounds[2 * ord + 2] as number);
   }
 
   /** Stops a copy in progress (the file is being closed) and releases the memory. */
