@@ -159,17 +159,17 @@ export class QuoteJson {
     this.#columns = columns;
     for (const field of CODED_FIELDS)
       this.#fragments.set(field, JsonFragments.of(columns.displayValues(field)));
-    const profiles: string[] = new Array(columns.profileCount);
-    for (let ord = 0; ord < columns.count; ord++) {
-      const profile = columns.profileOf(ord);
-      if (profiles[profile] !== undefined) continue;
-      profiles[profile] =
+    const profiles: string[] = [];
+    for (let profile = 0; profile < columns.profileCount; profile++) {
+      const ord = columns.firstOrdOf(profile);
+      profiles.push(
         `"author":${JSON.stringify(columns.author(ord))},"author_id":${columns.authorId(ord)},` +
-        `"work":${JSON.stringify(columns.work(ord))},"work_id":${columns.workId(ord)},` +
-        `"category":${JSON.stringify(columns.category(ord))},"genre":${JSON.stringify(columns.genre(ord))},` +
-        `"publish_date":${JSON.stringify(columns.publishDate(ord))}`;
+          `"work":${JSON.stringify(columns.work(ord))},"work_id":${columns.workId(ord)},` +
+          `"category":${JSON.stringify(columns.category(ord))},"genre":${JSON.stringify(columns.genre(ord))},` +
+          `"publish_date":${JSON.stringify(columns.publishDate(ord))}`,
+      );
     }
-    this.#profiles = new JsonFragments(profiles.map((text) => text ?? ''));
+    this.#profiles = new JsonFragments(profiles);
   }
 
   /**

@@ -337,6 +337,11 @@ export class CatalogueColumns {
     return this.#profileCount;
   }
 
+  /** A quote of `profile` (its lowest ord): what the profile's fields can be read from. */
+  firstOrdOf(profile: number): number {
+    return this.#c.profile_ords[this.#c.profile_start[profile] as number] as number;
+  }
+
   /** The profile of a quote: what its author, work, category, genre and date come from. */
   profileOf(ord: number): number {
     return this.#c.profile[ord] as number;

@@ -120,8 +120,7 @@ export class TextMemory implements JsonTexts {
 
   /** `source,"quote":quote` of the quote at `ord`, escaped, in one copy; only when {@link ready}. */
   writeSourceAndQuote(writer: JsonWriter, ord: number): void {
-    const bounds = this.#bounds as Uint32Array;
-    writer.copy(this.#bytes as Buffer, bounds[2 * ord] as number, bounds[2 * ord + 2] as number);
+    writer.copy(this.#bytes as Buffer, this.#start(ord, 'source'), this.#end(ord, 'quote'));
   }
 
   // Two methods rather than one returning a pair: no array per text on the list path.
