@@ -1,5 +1,12 @@
 /** In-process rate-limit store: exact for one process, the default (`RATE_LIMIT_STORE=memory`). */
-import { type Clock, type Hit, msToNextWindow, type RateLimitStore, WINDOW_MS } from './store.ts';
+import {
+  type Clock,
+  type Hit,
+  type HitCallback,
+  msToNextWindow,
+  type RateLimitStore,
+  WINDOW_MS,
+} from './store.ts';
 
 /** Default {@link MemoryStoreOptions.maxKeys}: at most about 20 MB of counters (IPv6 keys). */
 export const DEFAULT_MAX_KEYS = 100_000;
@@ -76,6 +83,10 @@ export class MemoryStore implements RateLimitStore {
     }
     this.#counts.set(key, 1);
     return { current: 1, ttl };
+  }
+
+  count(key: string, done: HitCallback): void {
+    done(null, this.hit(key));
   }
 
   #forgetAll(): void {

@@ -18,7 +18,13 @@ import type { ServiceMetrics } from '../metrics.ts';
 import { createRedisClient } from '../redis.ts';
 import { MemoryStore } from './memory.ts';
 import { RedisStore } from './redis-store.ts';
-import { type Clock, type Hit, type RateLimitStore, StoreUnavailableError, WINDOW_MS } from './store.ts';
+import {
+  type Clock,
+  type HitCallback,
+  type RateLimitStore,
+  StoreUnavailableError,
+  WINDOW_MS,
+} from './store.ts';
 
 export interface RateLimitPluginOptions {
   config: Config['rateLimit'];
@@ -131,21 +137,11 @@ function createStore(options: RateLimitPluginOptions, logger: FastifyBaseLogger)
   });
 }
 
-type StoreCallback = (error: Error | null, result?: Hit) => void;
-
 /** The store protocol of @fastify/rate-limit: a class whose `incr` answers through a callback. */
 function storeClass(store: RateLimitStore) {
   return class RateLimitStoreAdapter {
-    incr(key: string, callback: StoreCallback): void {
-      let hit: Hit | Promise<Hit>;
-      try {
-        hit = store.hit(key);
-      } catch (error) {
-        callback(error as Error);
-        return;
-      }
-      if (hit instanceof Promise) hit.then((result) => callback(null, result), callback);
-      else callback(null, hit);
+    incr(key: string, callback: HitCallback): void {
+      store.count(key, callback);
     }
     // One count per client across every quote path, so route-level children share the store.
     child(): RateLimitStoreAdapter {

@@ -3,8 +3,8 @@
  * Redis `TIME`, so all replicas agree on the current minute whatever their own clocks say, and
  * counts the requests in that minute.
  *
- * Requests are counted in batches: the requests that arrive while the previous call is in flight
- * (or within one event-loop turn, when none is) go to Redis as ONE script call that counts every
+ * Requests are counted in batches: the requests that arrive while the previous call is in flight,
+ * and while they keep arriving turn after turn, go to Redis as ONE script call that counts every
  * client of the batch, each client once with the number of its requests. Under load that
  * replaces one command (with its reply, promise and timer) per request by one per batch, on both
  * sides of the connection; counts stay exact, since each call is atomic and the requests of one
@@ -12,7 +12,14 @@
  */
 import type { Redis } from 'ioredis';
 import { closeRedisClient, pingRedis, whenReady } from '../redis.ts';
-import { type Clock, type Hit, type RateLimitStore, StoreUnavailableError, WINDOW_MS } from './store.ts';
+import {
+  type Clock,
+  type Hit,
+  type HitCallback,
+  type RateLimitStore,
+  StoreUnavailableError,
+  WINDOW_MS,
+} from './store.ts';
 
 /**
  * KEYS: the counters of the batch's clients, each a hash { w = window number, n = count }.
@@ -62,6 +69,14 @@ type HitCommand = (...args: Array<string | number>) => Promise<number[]>;
  */
 export const MAX_KEYS_PER_CALL = 500;
 
+/**
+ * Bounds of the gathering of a batch once the way is free (see {@link RedisStore.count}): it is
+ * sent when a turn of the event loop brings no new request, or when it holds this many requests,
+ * or when its first request has waited this long, whichever comes first.
+ */
+export const GATHER_MAX_REQUESTS = 256;
+export const GATHER_MAX_MS = 1;
+
 export interface RedisStoreOptions {
   client: Redis;
   /** Prefix of every counter key. */
@@ -80,17 +95,18 @@ export interface RedisStoreOptions {
   now?: Clock;
 }
 
-/** A request waiting for its count. */
-interface Waiter {
-  resolve(hit: Hit): void;
-  reject(error: StoreUnavailableError): void;
-}
-
 /** Requests counted by one script call, by counter key. */
 interface Batch {
   /** ARGV[1] of the call. */
   readonly now: string;
-  readonly waiting: Map<string, Waiter[]>;
+  /** The callbacks of the requests waiting for their counts, by counter key, in arrival order. */
+  readonly waiting: Map<string, HitCallback[]>;
+  /** Requests in the batch. */
+  requests: number;
+  /** Requests in the batch when the previous turn of the event loop ended (see #sendNext). */
+  requestsSeen: number;
+  /** `performance.now()` when the first request joined. */
+  readonly since: number;
   /** Fails the batch's requests one timeout after the first of them arrived, sent or not. */
   readonly timer: NodeJS.Timeout;
   settled: boolean;
@@ -112,8 +128,24 @@ export class RedisStore implements RateLimitStore {
   readonly #sendNext = () => {
     this.#sendScheduled = false;
     if (this.#inFlight !== null) return;
-    const batch = this.#queue.shift();
-    if (batch !== undefined) this.#send(batch);
+    const batch = this.#queue[0];
+    if (batch === undefined) return;
+    if (
+      batch.requests > batch.requestsSeen &&
+      batch.requests < GATHER_MAX_REQUESTS &&
+      performance.now() - batch.since < GATHER_MAX_MS
+    ) {
+      // Requests came in this turn: more are likely next turn (answers just sent bring the next
+      // requests of the same clients). One more turn gathers them, while the event loop keeps
+      // working on other requests; a turn that brings none sends the batch, so an idle service
+      // sends at once and a busy one never waits idle.
+      batch.requestsSeen = batch.requests;
+      this.#sendScheduled = true;
+      setImmediate(this.#sendNext);
+      return;
+    }
+    this.#queue.shift();
+    this.#send(batch);
   };
 
   constructor(options: RedisStoreOptions) {
@@ -129,13 +161,25 @@ export class RedisStore implements RateLimitStore {
     this.#hits = command.bind(this.client);
   }
 
+  hit(key: string): Promise<Hit> {
+    return new Promise((resolve, reject) => {
+      this.count(key, (error, hit) => {
+        if (error === null) resolve(hit as Hit);
+        else reject(error);
+      });
+    });
+  }
+
   /**
    * Counts the request in the batch being filled. One call is in flight at a time: the
-   * requests that arrive meanwhile wait for its reply and then go together, so the busier the
-   * service, the larger the batches, and an idle one sends each request at once. No request
-   * waits longer than the timeout from its arrival, queued or sent.
+   * requests that arrive meanwhile wait for its reply and then go together. Once the way is
+   * free, the batch still gathers the requests of each following turn of the event loop, up to
+   * {@link GATHER_MAX_REQUESTS} or {@link GATHER_MAX_MS}, and goes after the first turn that
+   * brings none. So the busier the service, the larger the batches (each call costs a socket
+   * write that wakes Redis, and a script run), and an idle one sends each request at once.
+   * No request waits longer than the timeout from its arrival, queued or sent.
    */
-  hit(key: string): Promise<Hit> {
+  count(key: string, done: HitCallback): void {
     const now = this.#now === undefined ? '' : String(this.#now());
     let batch = this.#queue.at(-1);
     // A test clock that moved starts a new batch: one call counts at one instant.
@@ -149,18 +193,18 @@ export class RedisStore implements RateLimitStore {
       waiting = [];
       batch.waiting.set(counter, waiting);
     }
-    const list = waiting;
-    const promise = new Promise<Hit>((resolve, reject) => {
-      list.push({ resolve, reject });
-    });
+    waiting.push(done);
+    batch.requests++;
     this.#scheduleSend();
-    return promise;
   }
 
   #newBatch(now: string): Batch {
     const batch: Batch = {
       now,
       waiting: new Map(),
+      requests: 0,
+      requestsSeen: 0,
+      since: performance.now(),
       settled: false,
       timer: setTimeout(() => {
         const queued = this.#queue.indexOf(batch);
@@ -220,7 +264,7 @@ export class RedisStore implements RateLimitStore {
     for (const list of batch.waiting.values()) {
       // The client's requests of this batch took its count up to the new total, in order.
       const first = Number(counts[i++]) - list.length + 1;
-      for (let j = 0; j < list.length; j++) (list[j] as Waiter).resolve({ current: first + j, ttl });
+      for (let j = 0; j < list.length; j++) (list[j] as HitCallback)(null, { current: first + j, ttl });
     }
   }
 
@@ -230,7 +274,7 @@ export class RedisStore implements RateLimitStore {
     clearTimeout(batch.timer);
     const reason = error instanceof Error ? error.message : String(error);
     const failure = new StoreUnavailableError(`Redis rate-limit store failed: ${reason}`, { cause: error });
-    for (const list of batch.waiting.values()) for (const waiter of list) waiter.reject(failure);
+    for (const list of batch.waiting.values()) for (const done of list) done(failure);
   }
 
   ping(): Promise<boolean> {

@@ -8,9 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeRedisClient, createRedisClient, whenReady } from '../redis.ts';
 import { type RedisServer, startRedisServer } from '../test-support/redis-server.ts';
 import { MemoryStore } from './memory.ts';
-import { MAX_KEYS_PER_CALL, RedisStore } from './redis-store.ts';
+import { GATHER_MAX_REQUESTS, MAX_KEYS_PER_CALL, RedisStore } from './redis-store.ts';
 import {
   type Clock,
+  type Hit,
   msToNextWindow,
   type RateLimitStore,
   StoreUnavailableError,
@@ -43,6 +44,20 @@ describe.each(adapters)('%s store', (_name, createStore) => {
     const counts = [];
     for (const key of ['a', 'a', 'b', 'a', 'b', 'c']) counts.push((await store.hit(key)).current);
     expect(counts).toEqual([1, 2, 1, 3, 2, 1]);
+  });
+
+  it('answers count() once through its callback, on the same count as hit()', async () => {
+    const store = createStore(() => MINUTE + 10_000);
+    const calls: Array<[StoreUnavailableError | null, Hit | undefined]> = [];
+    const counted = new Promise<void>((resolve) => {
+      store.count('a', (error, hit) => {
+        calls.push([error, hit]);
+        resolve();
+      });
+    });
+    await counted;
+    expect((await store.hit('a')).current).toBe(2);
+    expect(calls).toEqual([[null, { current: 1, ttl: 50_000 }]]);
   });
 
   it('reports the milliseconds left until the next clock minute', async () => {
@@ -141,6 +156,82 @@ describe('redis store batches', () => {
       expect(sorted(bursts.flat().map((hit) => hit.current))).toEqual(range(1, 200));
     } finally {
       await closeRedisClient(other);
+    }
+  });
+
+  /**
+   * Watches the script calls of one key prefix through MONITOR, on a connection of its own:
+   * `calls()` waits until Redis has seen every command sent so far, then gives the number of
+   * requests each call counted, in order.
+   */
+  async function watchCalls(prefix: string) {
+    const monitor = await client.monitor();
+    const counted: number[] = [];
+    let marker = '';
+    let seen = () => {};
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const command = args[0]?.toLowerCase();
+      if ((command === 'evalsha' || command === 'eval') && args[3]?.startsWith(prefix)) {
+        const keys = Number(args[2]);
+        counted.push(args.slice(4 + keys).reduce((sum, n) => sum + Number(n), 0));
+      } else if (command === 'echo' && args[1] === marker) {
+        seen();
+      }
+    });
+    return {
+      async calls(): Promise<number[]> {
+        marker = randomUUID();
+        const arrived = new Promise<void>((resolve) => {
+          seen = resolve;
+        });
+        await client.echo(marker);
+        await arrived;
+        return [...counted];
+      },
+      close: () => monitor.disconnect(),
+    };
+  }
+  const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it('gathers the requests of consecutive event-loop turns into one call, sent after a turn that brings none', async () => {
+    const prefix = `test:${randomUUID()}:`;
+    const watch = await watchCalls(prefix);
+    try {
+      const store = new RedisStore({ client, prefix, now: at });
+      const hits: Array<Promise<{ current: number }>> = [];
+      for (let turn = 0; turn < 4; turn++) {
+        for (let i = 0; i < 5; i++) hits.push(store.hit('a'));
+        await nextTurn();
+      }
+      expect((await Promise.all(hits)).map((hit) => hit.current)).toEqual(range(1, 20));
+      expect(await watch.calls()).toEqual([20]);
+      // Alone, a request goes at once: no call waits for company that does not come.
+      expect((await store.hit('a')).current).toBe(21);
+      expect(await watch.calls()).toEqual([20, 1]);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it(`stops gathering at ${GATHER_MAX_REQUESTS} requests when requests keep coming every turn`, async () => {
+    const prefix = `test:${randomUUID()}:`;
+    const watch = await watchCalls(prefix);
+    try {
+      const store = new RedisStore({ client, prefix, now: at });
+      const perTurn = 16;
+      const hits: Array<Promise<{ current: number }>> = [];
+      for (let turn = 0; turn < (2 * GATHER_MAX_REQUESTS) / perTurn; turn++) {
+        for (let i = 0; i < perTurn; i++) hits.push(store.hit('a'));
+        await nextTurn();
+      }
+      expect((await Promise.all(hits)).map((hit) => hit.current)).toEqual(range(1, hits.length));
+      const calls = await watch.calls();
+      expect(calls.reduce((sum, n) => sum + n, 0)).toBe(hits.length);
+      expect(calls.length).toBeGreaterThanOrEqual(2);
+      // The bound is checked once per turn, so a call may hold the last turn's requests too.
+      for (const n of calls) expect(n).toBeLessThan(GATHER_MAX_REQUESTS + perTurn);
+    } finally {
+      watch.close();
     }
   });
 

@@ -20,6 +20,13 @@ export interface Hit {
   ttl: number;
 }
 
+/**
+ * Receives the count of one request: a hit, or the store's failure. The shape of the callback of
+ * @fastify/rate-limit's store protocol, so that the plugin's own callback can be passed through.
+ * It must not throw: a store answers a whole batch of requests in one loop.
+ */
+export type HitCallback = (error: StoreUnavailableError | null, hit?: Hit) => void;
+
 export interface RateLimitStore {
   readonly kind: 'memory' | 'redis';
   /**
@@ -28,6 +35,11 @@ export interface RateLimitStore {
    * Fails only with {@link StoreUnavailableError}, and within about one second.
    */
   hit(key: string): Hit | Promise<Hit>;
+  /**
+   * {@link hit} through a callback, called exactly once (synchronously by a synchronous store):
+   * the path of every counted request, which then needs no promise of the store's own.
+   */
+  count(key: string, done: HitCallback): void;
   /** Whether the store answers right now (for readiness); never throws, never waits long. */
   ping(): Promise<boolean>;
   /** Releases what the store owns (a Redis connection it created); idempotent. */
