@@ -41,7 +41,7 @@ export function createRedisClient(url: string, options: RedisClientOptions = {})
     connectTimeout: options.connectTimeoutMs ?? 1000,
     commandTimeout: options.commandTimeoutMs ?? 500,
     retryStrategy: (attempt) => Math.min(100 * 2 ** (attempt - 1), MAX_RECONNECT_DELAY_MS),
-    // The rate-limit store batches its own requests into one command per turn: ioredis's automatic
+    // The rate-limit store batches its own requests into one command per batch: ioredis's automatic
     // pipelining would only add a pipeline object and one more event-loop turn to each.
     enableAutoPipelining: false,
     connectionName: options.connectionName ?? 'quotes-service',
