@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { combine, type LoadResult } from './load.ts';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { combine, type LoadResult, measure } from './load.ts';
 
 const run = (over: Partial<LoadResult>): LoadResult => ({
   rps: 1000,
@@ -46,5 +48,49 @@ describe('combine', () => {
 
   it('refuses to combine nothing', () => {
     expect(() => combine([])).toThrow('nothing to combine');
+  });
+});
+
+describe('measure', () => {
+  let server: Server;
+  let baseUrl = '';
+  const seen: string[] = [];
+  const headers: Array<string | undefined> = [];
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      seen.push(request.url ?? '');
+      headers.push(request.headers['x-bench']?.toString());
+      response.end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('sends every path of the list once before any path twice, with the headers, over all connections', async () => {
+    const paths = Array.from({ length: 120 }, (_, i) => `/quotes?page=${i + 1}`);
+    seen.length = 0;
+    headers.length = 0;
+    const result = await measure({
+      baseUrl,
+      paths,
+      headers: { 'x-bench': 'yes' },
+      connections: 7,
+      duration: 1,
+      amount: 120,
+    });
+    expect(result.requests).toBe(120);
+    expect(result.non2xx).toBe(0);
+    expect([...seen].sort()).toEqual([...paths].sort());
+    expect(new Set(headers)).toEqual(new Set(['yes']));
+  });
+
+  it('sends the one path of a one-path list on every request', async () => {
+    seen.length = 0;
+    await measure({ baseUrl, paths: ['/quotes'], connections: 3, duration: 1, amount: 30 });
+    expect(seen.length).toBeGreaterThanOrEqual(30);
+    expect(new Set(seen)).toEqual(new Set(['/quotes']));
   });
 });
