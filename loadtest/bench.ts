@@ -130,10 +130,11 @@ async function run(options: BenchOptions): Promise<BenchReport> {
   const load = { connections: options.connections, duration: options.duration };
   // Enough warm-up for V8 to optimise the hot paths and SQLite to fill its page cache.
   const warmup = options.quick ? 300 : 5000;
-  // The comparisons in turns set two processes side by side, one of them just started: it gets
-  // a longer warm-up (a few seconds), or its first slice measures its start (the Redis-store
-  // service's first 2 s slice ran at 15,000 req/s, its next four at 19,000 to 23,000).
-  const turnsWarmup = options.quick ? 300 : 50_000;
+  // The store comparison sets a service that has run for minutes beside one just started: both
+  // get a longer warm-up (a few seconds), or the first slice measures the new one's start (the
+  // Redis-store service's first 2 s slice ran at 15,000 req/s, its next four at 19,000 to 23,000).
+  // The bare/service comparison starts both of its processes together and keeps `warmup`.
+  const storesWarmup = options.quick ? 300 : 50_000;
   try {
     log(`catalogue of ${options.count} quotes (seed ${options.seed})`);
     const catalogue = await ensureCatalogue(ROOT, options.cacheDir, options.count, options.seed, env);
@@ -178,8 +179,8 @@ async function run(options: BenchOptions): Promise<BenchReport> {
 
     // Bare and service take turns, as the two rate-limit stores do below.
     const [bareRun, serviceRun] = await measureInTurns(
-      { baseUrl: bareUrl, paths: ['/quotes'], ...load, warmup: turnsWarmup },
-      { baseUrl: service.url, paths: ['/quotes'], headers: auth, ...load, warmup: turnsWarmup },
+      { baseUrl: bareUrl, paths: ['/quotes'], ...load, warmup },
+      { baseUrl: service.url, paths: ['/quotes'], headers: auth, ...load, warmup },
     );
     log(summary('bare GET /quotes', bareRun));
     log(summary('service GET /quotes', serviceRun));
@@ -231,8 +232,8 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       });
       const quotes = { paths: ['/quotes'], headers: auth, ...load };
       const [memoryRun, redisRun] = await measureInTurns(
-        { baseUrl: service.url, ...quotes, warmup: turnsWarmup },
-        { baseUrl: withRedis.url, ...quotes, warmup: turnsWarmup },
+        { baseUrl: service.url, ...quotes, warmup: storesWarmup },
+        { baseUrl: withRedis.url, ...quotes, warmup: storesWarmup },
       );
       log(summary('memory store GET /quotes', memoryRun));
       log(summary('redis store GET /quotes', redisRun));
