@@ -131,6 +131,8 @@ export class RedisStore implements RateLimitStore {
     const batch = this.#queue[0];
     if (batch === undefined) return;
     if (
+      // A batch with another queued behind it gets no more requests: they join the last one.
+      this.#queue.length === 1 &&
       batch.requests > batch.requestsSeen &&
       batch.requests < GATHER_MAX_REQUESTS &&
       performance.now() - batch.since < GATHER_MAX_MS

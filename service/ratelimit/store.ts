@@ -30,14 +30,15 @@ export type HitCallback = (error: StoreUnavailableError | null, hit?: Hit) => vo
 export interface RateLimitStore {
   readonly kind: 'memory' | 'redis';
   /**
-   * Counts one request of `key` in the current minute. Synchronous stores return the hit
-   * directly, which keeps the in-memory path free of promises.
-   * Fails only with {@link StoreUnavailableError}, and within about one second.
+   * Counts one request of `key` in the current minute: the hit itself from a synchronous store,
+   * a promise of it from the others. Fails only with {@link StoreUnavailableError}, and within
+   * about one second.
    */
   hit(key: string): Hit | Promise<Hit>;
   /**
-   * {@link hit} through a callback, called exactly once (synchronously by a synchronous store):
-   * the path of every counted request, which then needs no promise of the store's own.
+   * {@link hit} through a callback, called exactly once (synchronously by a synchronous store).
+   * The rate-limit plugin counts every request this way, so that no store adds a promise of its
+   * own to each request; `hit` serves the callers that want a value.
    */
   count(key: string, done: HitCallback): void;
   /** Whether the store answers right now (for readiness); never throws, never waits long. */
