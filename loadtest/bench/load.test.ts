@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { combine, type LoadResult, measure } from './load.ts';
+import { combine, type LoadResult, measure, measureInTurns } from './load.ts';
 
 const run = (over: Partial<LoadResult>): LoadResult => ({
   rps: 1000,
@@ -92,5 +92,39 @@ describe('measure', () => {
     await measure({ baseUrl, paths: ['/quotes'], connections: 3, duration: 1, amount: 30 });
     expect(seen.length).toBeGreaterThanOrEqual(30);
     expect(new Set(seen)).toEqual(new Set(['/quotes']));
+  });
+});
+
+describe('measureInTurns', () => {
+  const servers: Server[] = [];
+  /** Which server accepted each connection, in the order they were accepted. */
+  const accepted: string[] = [];
+  const start = async (label: string): Promise<string> => {
+    const server = createServer((_request, response) => response.end('{}'));
+    server.on('connection', () => accepted.push(label));
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  };
+  afterAll(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('swaps which load goes first every turn, over an even number of turns', async () => {
+    const [a, b] = [await start('a'), await start('b')];
+    const load = { paths: ['/quotes'], connections: 2, duration: 0.4 };
+    const [first, second] = await measureInTurns({ baseUrl: a, ...load }, { baseUrl: b, ...load }, 0.1);
+    // Four turns of 0.1 s (each lasts until autocannon's next sample tick), each slice on
+    // connections of its own: a, b | b, a | a, b | b, a.
+    const slices: string[] = [];
+    for (let i = 0; i < accepted.length; i += load.connections) slices.push(accepted[i] as string);
+    expect(accepted.length).toBe(8 * load.connections);
+    expect(slices.join('')).toBe('abbaabba');
+    expect(first.requests).toBeGreaterThan(0);
+    expect(second.requests).toBeGreaterThan(0);
+    expect(first.non2xx + second.non2xx).toBe(0);
   });
 });

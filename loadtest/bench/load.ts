@@ -102,12 +102,20 @@ export function clean(result: LoadResult): boolean {
 }
 
 /**
- * Two loads measured in turns, in slices of about 2 s over `first.duration`, after the warm-up of
- * each: a drift of the shared machine (other work, CPU frequency) falls on both alike instead of
- * on one of two runs taken one after the other.
+ * Two loads measured in turns of about `sliceSeconds` each over `first.duration`, after the
+ * warm-up of each: a drift of the shared machine (other work, CPU frequency) falls on both alike
+ * instead of on one of two runs taken one after the other. The order swaps every turn (first,
+ * second, second, first, …) over an even number of turns, so that neither load is always the one
+ * measured just after the other: a steady drift, and whatever one load leaves behind for the next
+ * (a process that has just gone idle), fall on both sides equally.
  */
-export async function measureInTurns(first: LoadSpec, second: LoadSpec): Promise<[LoadResult, LoadResult]> {
-  const turns = Math.max(1, Math.floor(first.duration / 2));
+export async function measureInTurns(
+  first: LoadSpec,
+  second: LoadSpec,
+  sliceSeconds = 1,
+): Promise<[LoadResult, LoadResult]> {
+  // Whole seconds by default: a run of autocannon ends on its next 1 s sample tick anyway.
+  const turns = 2 * Math.max(1, Math.round(first.duration / (2 * sliceSeconds)));
   const slice = (spec: LoadSpec): LoadSpec => ({
     ...spec,
     duration: spec.duration / turns,
@@ -119,8 +127,13 @@ export async function measureInTurns(first: LoadSpec, second: LoadSpec): Promise
   const firstSlices: LoadResult[] = [];
   const secondSlices: LoadResult[] = [];
   for (let i = 0; i < turns; i++) {
-    firstSlices.push(await measure(slice(first)));
-    secondSlices.push(await measure(slice(second)));
+    if (i % 2 === 0) {
+      firstSlices.push(await measure(slice(first)));
+      secondSlices.push(await measure(slice(second)));
+    } else {
+      secondSlices.push(await measure(slice(second)));
+      firstSlices.push(await measure(slice(first)));
+    }
   }
   return [combine(firstSlices), combine(secondSlices)];
 }
