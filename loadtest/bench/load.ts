@@ -124,18 +124,14 @@ export async function measureInTurns(
   for (const spec of [first, second]) {
     if (spec.warmup !== undefined && spec.warmup > 0) await measure({ ...slice(spec), amount: spec.warmup });
   }
-  const firstSlices: LoadResult[] = [];
-  const secondSlices: LoadResult[] = [];
+  const specs = [first, second] as const;
+  const slices: [LoadResult[], LoadResult[]] = [[], []];
   for (let i = 0; i < turns; i++) {
-    if (i % 2 === 0) {
-      firstSlices.push(await measure(slice(first)));
-      secondSlices.push(await measure(slice(second)));
-    } else {
-      secondSlices.push(await measure(slice(second)));
-      firstSlices.push(await measure(slice(first)));
+    for (const side of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+      slices[side].push(await measure(slice(specs[side])));
     }
   }
-  return [combine(firstSlices), combine(secondSlices)];
+  return [combine(slices[0]), combine(slices[1])];
 }
 
 /**
