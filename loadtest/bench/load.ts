@@ -121,10 +121,10 @@ export async function measureInTurns(
     duration: spec.duration / turns,
     warmup: undefined,
   });
-  for (const spec of [first, second]) {
+  const specs = [first, second] as const;
+  for (const spec of specs) {
     if (spec.warmup !== undefined && spec.warmup > 0) await measure({ ...slice(spec), amount: spec.warmup });
   }
-  const specs = [first, second] as const;
   const slices: [LoadResult[], LoadResult[]] = [[], []];
   for (let i = 0; i < turns; i++) {
     for (const side of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
