@@ -51,6 +51,12 @@ describe('combine', () => {
   });
 });
 
+/** Starts `server` on a free local port; resolves to its base URL. */
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 describe('measure', () => {
   let server: Server;
   let baseUrl = '';
@@ -62,8 +68,7 @@ describe('measure', () => {
       headers.push(request.headers['x-bench']?.toString());
       response.end('{}');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    baseUrl = await listen(server);
   });
   afterAll(async () => {
     await new Promise((resolve) => server.close(resolve));
@@ -103,8 +108,7 @@ describe('measureInTurns', () => {
     const server = createServer((_request, response) => response.end('{}'));
     server.on('connection', () => accepted.push(label));
     servers.push(server);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return listen(server);
   };
   afterAll(async () => {
     for (const server of servers) {
