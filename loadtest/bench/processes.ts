@@ -234,6 +234,8 @@ export async function runMeasured(
  * keeps the resident memory of a busy service near its live data (a request's garbage dies young,
  * and V8 otherwise grows the young generation to tens of MB per semi-space). Measured with
  * `npm run bench`: peak RSS 388 MB → 218 MB at 200k quotes, with no loss of throughput.
+ * Fewer V8 helper threads (`--v8-pool-size=1`) shorten the GC's stalls under the mix but raise
+ * the peak RSS by 20 to 50 MB, so the pool keeps V8's default (loadtest/RESULTS.md, sixth session).
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4'] as const;
 
