@@ -9,9 +9,19 @@
  * asked for, so labels share that limit):
  * - author, work, category, each genre: 1 to {@link MAX_LABEL_LENGTH}; at most {@link MAX_GENRES} genres;
  * - quote: 1 to {@link MAX_QUOTE_LENGTH}; source: at most {@link MAX_URL_LENGTH};
- * - text must hold something other than white space.
+ * - text must hold something other than white space, and be well-formed UTF-16 (no lone
+ *   surrogate: JSON can spell one as `\ud800`, and no engine can store or answer it faithfully);
+ * - a label must keep something once folded: one made only of white space and combining marks
+ *   could never be asked for, and would sort where no engine agrees (Meilisearch does not sort
+ *   an empty string at all).
  */
-import { codePointLength, MAX_VALUE_LENGTH, QUOTE_FIELDS, type Quote } from '../service/catalogue/port.ts';
+import {
+  codePointLength,
+  fold,
+  MAX_VALUE_LENGTH,
+  QUOTE_FIELDS,
+  type Quote,
+} from '../service/catalogue/port.ts';
 
 /** One thing wrong with the input, as the indexer reports it. */
 export interface Problem {
@@ -213,6 +223,7 @@ export class Validator {
     if (typeof value === 'string' && value === this.#lastSource) return value;
     if (value === undefined) return fail('source', 'is missing');
     if (typeof value !== 'string') return fail('source', `must be a URL string, got ${kind(value)}`);
+    if (!value.isWellFormed()) return illFormed(value, 'source', fail);
     if (value.length > MAX_URL_LENGTH) {
       return fail('source', `must be at most ${MAX_URL_LENGTH} characters, got ${value.length}`);
     }
@@ -249,7 +260,17 @@ function positiveInt(raw: Record<string, unknown>, field: string, fail: Fail): n
 }
 
 function label(raw: Record<string, unknown>, field: string, fail: Fail): string | undefined {
-  return text(raw[field], field, MAX_LABEL_LENGTH, fail);
+  return labelText(raw[field], field, fail);
+}
+
+function labelText(value: unknown, field: string, fail: Fail): string | undefined {
+  const label = text(value, field, MAX_LABEL_LENGTH, fail);
+  if (label === undefined) return undefined;
+  if (fold(label) === '') {
+    // Printed as code points: the characters themselves would be invisible or join the quotes.
+    return fail(field, `must hold more than white space and combining marks, got ${codePoints(label)}`);
+  }
+  return label;
 }
 
 function text(value: unknown, field: string, max: number, fail: Fail): string | undefined {
@@ -257,6 +278,7 @@ function text(value: unknown, field: string, max: number, fail: Fail): string | 
     return fail(field, value === undefined ? 'is missing' : `must be a string, got ${kind(value)}`);
   }
   if (value.trim() === '') return fail(field, 'must not be empty or only white space');
+  if (!value.isWellFormed()) return illFormed(value, field, fail);
   // UTF-16 length bounds the code point count from above: count only when it might matter.
   if (value.length > max && codePointLength(value) > max) {
     return fail(field, `must be at most ${max} characters, got ${codePointLength(value)}`);
@@ -266,7 +288,7 @@ function text(value: unknown, field: string, max: number, fail: Fail): string | 
 
 function genres(value: unknown, fail: Fail): string[] | undefined {
   if (typeof value === 'string') {
-    const one = text(value, 'genre', MAX_LABEL_LENGTH, fail);
+    const one = labelText(value, 'genre', fail);
     return one === undefined ? undefined : [one];
   }
   if (!Array.isArray(value)) {
@@ -281,7 +303,7 @@ function genres(value: unknown, fail: Fail): string[] | undefined {
   }
   let ok = true;
   for (let i = 0; i < value.length; i++) {
-    if (text(value[i], `genre[${i}]`, MAX_LABEL_LENGTH, fail) === undefined) ok = false;
+    if (labelText(value[i], `genre[${i}]`, fail) === undefined) ok = false;
   }
   return ok ? (value as string[]) : undefined;
 }
@@ -312,6 +334,7 @@ function quoteText(value: unknown, fail: Fail): number | undefined {
     return fail('quote', value === undefined ? 'is missing' : `must be a string, got ${kind(value)}`);
   }
   if (value.trim() === '') return fail('quote', 'must not be empty or only white space');
+  if (!value.isWellFormed()) return illFormed(value, 'quote', fail);
   const length = codePointLength(value);
   if (length > MAX_QUOTE_LENGTH) {
     return fail('quote', `must be at most ${MAX_QUOTE_LENGTH} characters, got ${length}`);
@@ -319,10 +342,24 @@ function quoteText(value: unknown, fail: Fail): number | undefined {
   return length;
 }
 
+/** The problem of a string holding a lone surrogate, at its first one. */
+function illFormed(value: string, field: string, fail: Fail): undefined {
+  const at = [...value].findIndex((c) => c.length === 1 && c >= '\ud800' && c <= '\udfff');
+  return fail(field, `must be well-formed Unicode: code point ${at + 1} is a lone surrogate`);
+}
+
 /** A value as a problem message shows it: JSON, cut short. */
 function show(value: unknown): string {
   const json = JSON.stringify(value) ?? String(value);
   return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+}
+
+/** `U+0020 U+0301`: the code points of a short text, for texts that print as nothing. */
+function codePoints(text: string): string {
+  const all = [...text].map(
+    (c) => `U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`,
+  );
+  return all.length > 12 ? `${all.slice(0, 12).join(' ')} …` : all.join(' ');
 }
 
 /** What a wrong value is, for "must be X, got Y". */
