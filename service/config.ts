@@ -3,6 +3,7 @@
  * reads the same module, so both always target the same catalogue.
  */
 import { readFileSync } from 'node:fs';
+import { MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch-request.ts';
 
 export type SearchBackend = 'sqlite' | 'meilisearch';
 export type RateLimitStore = 'memory' | 'redis';
@@ -91,7 +92,7 @@ export function loadConfig(env: Env = process.env): Config {
       apiKey,
       adminKey: optional(env, 'MEILI_ADMIN_KEY') ?? apiKey,
       index: meiliIndex,
-      timeoutMs: integer(env, 'MEILI_TIMEOUT_MS', 2000, 50, 60_000),
+      timeoutMs: integer(env, 'MEILI_TIMEOUT_MS', 2000, 50, MAX_SEARCH_TIMEOUT_MS),
     },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 100, 1, 1_000_000_000),

@@ -15,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IndexSwap, SearchParams, Settings } from 'meilisearch';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   buildFilter,
@@ -28,6 +29,7 @@ import {
   isPastEveryCatalogue,
   listRequest,
   MAX_KEY_BYTES,
+  MAX_SEARCH_TIMEOUT_MS,
   MAX_TOTAL_HITS,
   MEILI_SETTINGS,
   type MeiliQuoteDocument,
@@ -90,12 +92,22 @@ describe('index settings', () => {
       rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
       typoTolerance: { enabled: false },
       pagination: { maxTotalHits: 100_000_000 },
-      searchCutoffMs: 30_000,
+      searchCutoffMs: 65_000,
       facetSearch: false,
       prefixSearch: 'disabled',
       proximityPrecision: 'byAttribute',
     };
     expect(MEILI_SETTINGS).toEqual(expected);
+  });
+
+  it('let no search be cut off before the longest timeout the service accepts gives up on it', () => {
+    expect(loadConfig({ MEILI_TIMEOUT_MS: String(MAX_SEARCH_TIMEOUT_MS) }).meili.timeoutMs).toBe(
+      MAX_SEARCH_TIMEOUT_MS,
+    );
+    expect(() => loadConfig({ MEILI_TIMEOUT_MS: String(MAX_SEARCH_TIMEOUT_MS + 1) })).toThrow(
+      /MEILI_TIMEOUT_MS/,
+    );
+    expect(MEILI_SETTINGS.searchCutoffMs).toBeGreaterThan(MAX_SEARCH_TIMEOUT_MS);
   });
 
   it('put the sort rule first, so a requested order always wins', () => {

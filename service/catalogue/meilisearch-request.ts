@@ -52,6 +52,9 @@ import {
  */
 export const MAX_TOTAL_HITS = 100_000_000;
 
+/** Longest `MEILI_TIMEOUT_MS` the service accepts; the index's search cut-off lies beyond it. */
+export const MAX_SEARCH_TIMEOUT_MS = 60_000;
+
 /**
  * Longest stored facet key, in UTF-8 bytes: below the engine's 468-byte facet limit, with room
  * for the engine's own normalisation. Longer keys are replaced by a digest.
@@ -81,8 +84,10 @@ const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
 /**
  * The index settings, applied to every new index before its documents.
  *
- * - `searchCutoffMs` far above any client timeout: a search either completes exactly or the
- *   service answers 503; it never returns the partial results a cut-off search would.
+ * - `searchCutoffMs` above the longest timeout the service accepts: a search either completes
+ *   exactly or the service answers 503; it never serves the partial results a cut-off search
+ *   returns (the engine gives no sign of the cut in them). Set at indexing time, it must hold for
+ *   any `MEILI_TIMEOUT_MS` the service may later run with; the engine stops shortly after.
  * - Typo tolerance, prefix search and facet search are off: the service matches only through
  *   filters, so they would cost indexing time and could only blur exact semantics.
  * - `searchableAttributes` is kept small for the same reason (full-text search is not part of
@@ -116,7 +121,7 @@ export const MEILI_SETTINGS = {
   rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
   typoTolerance: { enabled: false },
   pagination: { maxTotalHits: MAX_TOTAL_HITS },
-  searchCutoffMs: 30_000,
+  searchCutoffMs: MAX_SEARCH_TIMEOUT_MS + 5_000,
   facetSearch: false,
   prefixSearch: 'disabled',
   proximityPrecision: 'byAttribute',
