@@ -46,6 +46,8 @@ interface Faults {
   loseDocuments?: number;
   /** Answer every request with this API error. */
   refuse?: { status: number; code: string; message: string };
+  /** Answer this many polls of the matching task's state with a 503 (the engine busy for a moment). */
+  failPolls?: { when: (task: FakeTask) => boolean; count: number };
 }
 
 /** An engine keeping indexes and tasks in memory, reachable over HTTP like the real one. */
@@ -208,6 +210,11 @@ async function fakeEngine() {
       process();
       const task = tasks[Number(parts[1])];
       if (task === undefined) return [404, apiError('task_not_found', 'Task not found.')];
+      const failPolls = faults.failPolls;
+      if (failPolls !== undefined && failPolls.count > 0 && failPolls.when(task)) {
+        failPolls.count--;
+        return [503, apiError('internal', 'The engine is busy.')];
+      }
       const { run: _run, ...view } = task;
       return [
         200,
@@ -432,6 +439,42 @@ describe('the Meilisearch build protocol', () => {
       /^Meilisearch could not swap quotes_build_\S+ into quotes: task \d+ failed: Index `quotes` already exists\. \(index_already_exists\)$/,
     );
     expect([...engine.indexes.keys()]).toEqual([]);
+  });
+
+  const idsOf4 = () =>
+    TEN.slice(0, 4)
+      .map((q) => q.id)
+      .sort((a, b) => a - b);
+
+  it('reports success when waiting for the swap failed but the swap went through', async () => {
+    engine = await fakeEngine();
+    await index(engine, TEN);
+    engine.faults.failPolls = { when: (task) => task.type === 'indexSwap', count: 1 };
+    const logger = recordingLogger();
+    const builder = await createMeiliBuilder({ host: engine.host, apiKey: 'k', index: 'quotes', logger });
+    await builder.add(TEN.slice(0, 4));
+    const info = await builder.commit();
+    expect(idsOf(engine, 'quotes')).toEqual(idsOf4());
+    expect(info.count).toBe(4);
+    // The previous catalogue, swapped out, is deleted as after any swap.
+    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect(logger.lines.some((l) => l.msg === 'waiting for the swap failed, but the swap succeeded')).toBe(
+      true,
+    );
+  });
+
+  it('says the swap is still pending when its wait gives up before the engine ran it', async () => {
+    engine = await fakeEngine();
+    await index(engine, TEN);
+    engine.faults.stallTask = (call) => call.path === '/swap-indexes';
+    const error = await index(engine, TEN.slice(0, 2), { taskTimeoutMs: 300 }).catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(
+      /^Meilisearch did not swap (quotes_build_\S+) into quotes within 300 ms \(task (\d+)\); the swap \(task \2\) is still processing: the new catalogue goes live if it succeeds, and \1 then holds the previous one \(delete it\)$/,
+    );
+    // Nothing changed meanwhile, and nothing was deleted: both catalogues are still there.
+    expect(idsOf(engine, 'quotes')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
+    expect(engine.indexes.size).toBe(2);
+    expect(engine.calls.filter((c) => c.method === 'DELETE')).toEqual([]);
   });
 
   it('fails fast, with nothing created, when the engine refuses the key', async () => {

@@ -86,6 +86,13 @@ export async function createMeiliBuilder(options: MeiliBuilderOptions): Promise<
 /** An engine task that ended in another state than `succeeded`, with the engine's reason. */
 export class MeiliTaskError extends Error {
   override name = 'MeiliTaskError';
+  /** The task ended (failed or canceled), rather than the wait for it giving up. */
+  readonly ended: boolean;
+
+  constructor(message: string, options?: ErrorOptions & { ended?: boolean }) {
+    super(message, options);
+    this.ended = options?.ended ?? false;
+  }
 }
 
 class MeiliBuilder implements CatalogueBuilder {
@@ -104,6 +111,11 @@ class MeiliBuilder implements CatalogueBuilder {
   #created = false;
   /** Set once the swap succeeded: from then on the build index holds the old catalogue. */
   #swapped = false;
+  /**
+   * Set when the swap was enqueued but is neither done nor failed: the build index holds the new
+   * catalogue or, once the swap runs, the old one. Nothing may then be deleted.
+   */
+  #swapPending = false;
   #finished = false;
   #aborting: Promise<void> | undefined;
 
@@ -170,13 +182,15 @@ class MeiliBuilder implements CatalogueBuilder {
     }
     const live = this.#options.index;
     const firstRun = !(await this.#exists(live));
-    await this.#run(`swap ${this.#buildUid} into ${live}`, () =>
+    const what = `swap ${this.#buildUid} into ${live}`;
+    const swap = await this.#call(what, () =>
       this.#client.swapIndexes([
         firstRun
           ? { indexes: [this.#buildUid, live], rename: true }
           : { indexes: [live, this.#buildUid], rename: false },
       ]),
     );
+    await this.#wait(swap, what).catch((error: unknown) => this.#confirmSwap(swap.taskUid, error));
     this.#swapped = true;
     if (!firstRun) {
       // The new catalogue is live; a failure here only leaves the old one behind.
@@ -196,6 +210,35 @@ class MeiliBuilder implements CatalogueBuilder {
     return { version: this.#version, count: this.#count };
   }
 
+  /**
+   * Settles a swap whose wait failed. A failed wait (the engine unreachable for a moment, or
+   * slower than the task timeout) says nothing of the swap itself, which may have gone through:
+   * the task's own state decides, read once more. Only a task that did not succeed fails the
+   * build, so the indexer never reports a failure while the new catalogue is live.
+   */
+  async #confirmSwap(taskUid: number, waitError: unknown): Promise<void> {
+    if (waitError instanceof MeiliTaskError && waitError.ended) throw waitError;
+    let status: string;
+    try {
+      status = (await this.#client.tasks.getTask(taskUid)).status;
+    } catch {
+      throw waitError;
+    }
+    if (status === 'succeeded') {
+      this.#options.logger?.warn(
+        { task: taskUid, err: String(waitError) },
+        'waiting for the swap failed, but the swap succeeded',
+      );
+      return;
+    }
+    if (status === 'failed' || status === 'canceled') throw waitError;
+    this.#swapPending = true;
+    throw new MeiliTaskError(
+      `${(waitError as Error).message}; the swap (task ${taskUid}) is still ${status}: the new catalogue goes live if it succeeds, and ${this.#buildUid} then holds the previous one (delete it)`,
+      { cause: waitError },
+    );
+  }
+
   abort(): Promise<void> {
     this.#finished = true;
     this.#aborting ??= this.#discard();
@@ -203,7 +246,7 @@ class MeiliBuilder implements CatalogueBuilder {
   }
 
   async #discard(): Promise<void> {
-    if (!this.#created || this.#swapped) return;
+    if (!this.#created || this.#swapped || this.#swapPending) return;
     const pending = this.#inFlight.splice(0).map((t) => t.taskUid);
     if (pending.length > 0) {
       // Tasks run in order: cancelling spares the engine indexing documents about to be deleted.
@@ -267,7 +310,9 @@ class MeiliBuilder implements CatalogueBuilder {
     );
     if (task.status !== 'succeeded') {
       const reason = task.error === null ? 'no reason given' : `${task.error.message} (${task.error.code})`;
-      throw new MeiliTaskError(`Meilisearch could not ${what}: task ${task.uid} ${task.status}: ${reason}`);
+      throw new MeiliTaskError(`Meilisearch could not ${what}: task ${task.uid} ${task.status}: ${reason}`, {
+        ended: true,
+      });
     }
     return task;
   }
