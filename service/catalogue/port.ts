@@ -271,7 +271,11 @@ export function normaliseFilters(raw: RawFilters): Filters {
       default: {
         const folded = values.map(fold);
         if (folded.some((v) => v === '')) {
-          throw new QueryError(name, `${name} must not be empty or only white space`);
+          // Folding removes both, so such a value could only ever match a label the indexer refuses.
+          throw new QueryError(
+            name,
+            `${name} must hold more than white space and combining marks; expected a text of 1 to ${MAX_VALUE_LENGTH} characters`,
+          );
         }
         filters[name] = unique(folded);
       }

@@ -287,7 +287,8 @@ describe('invalid parameters', () => {
     ['author_id=0', "author_id must be an integer ≥ 1, got '0'"],
     ['work_id=abc', "work_id must be an integer ≥ 1, got 'abc'"],
     ['author_like=-', /^author_like must contain at least one letter or digit/],
-    ['work=%20%20', /^work must not be empty or only white space/],
+    ['work=%20%20', /^work must hold more than white space and combining marks; expected a text/],
+    ['author=%CC%81', /^author must hold more than white space and combining marks; expected a text/],
     [`author=${'x'.repeat(201)}`, 'author must be at most 200 characters, got 201'],
     [
       Array.from({ length: 21 }, (_, i) => `author_id=${i + 1}`).join('&'),
