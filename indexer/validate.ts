@@ -329,17 +329,10 @@ function date(value: unknown, fail: Fail): string | undefined {
 }
 
 /** Checks the quote text and returns its length in code points (the contract's quote_length). */
+/** The quote's text checked as any text; its length in code points, which the record carries. */
 function quoteText(value: unknown, fail: Fail): number | undefined {
-  if (typeof value !== 'string') {
-    return fail('quote', value === undefined ? 'is missing' : `must be a string, got ${kind(value)}`);
-  }
-  if (value.trim() === '') return fail('quote', 'must not be empty or only white space');
-  if (!value.isWellFormed()) return illFormed(value, 'quote', fail);
-  const length = codePointLength(value);
-  if (length > MAX_QUOTE_LENGTH) {
-    return fail('quote', `must be at most ${MAX_QUOTE_LENGTH} characters, got ${length}`);
-  }
-  return length;
+  const quote = text(value, 'quote', MAX_QUOTE_LENGTH, fail);
+  return quote === undefined ? undefined : codePointLength(quote);
 }
 
 /** The problem of a string holding a lone surrogate, at its first one. */
