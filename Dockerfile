@@ -42,5 +42,5 @@ USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# A small young generation keeps RSS near the live data (see loadtest/bench/processes.ts).
-CMD ["node", "--max-semi-space-size=4", "service/server.ts"]
+# The service's V8 flags: why each, in loadtest/bench/processes.ts.
+CMD ["node", "--max-semi-space-size=4", "--no-allocation-site-pretenuring", "service/server.ts"]

@@ -128,6 +128,7 @@ describe('docker-compose.yml', () => {
       'search',
       'node',
       '--max-semi-space-size=4',
+      '--no-allocation-site-pretenuring',
       'service/server.ts',
     ]);
     expect(svc.depends_on).toEqual({
@@ -199,7 +200,9 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^USER node$/m);
     expect(dockerfile).toMatch(/HOST=0\.0\.0\.0/);
     expect(dockerfile).toMatch(/^HEALTHCHECK .*\n.*\/health/m);
-    expect(dockerfile).toMatch(/^CMD \["node", "--max-semi-space-size=4", "service\/server\.ts"\]$/m);
+    expect(dockerfile).toMatch(
+      /^CMD \["node", "--max-semi-space-size=4", "--no-allocation-site-pretenuring", "service\/server\.ts"\]$/m,
+    );
   });
 
   it('ships no tests, secrets or local state (.dockerignore allow-list)', () => {
