@@ -243,8 +243,8 @@ export async function runMeasured(
  * collection, so a Redis-store service put under load as soon as it is ready (a new replica, a
  * restart) could settle for good into allocating every request's objects there: each minor
  * collection then took about 0.75 ms instead of 0.2, a full collection ran every half second,
- * and the service did 25 to 35% fewer requests per second (eighth session). Without it, requests
- * die young, as with the memory store, whose throughput it does not change.
+ * and the service did 10 to 35% fewer requests per second (RESULTS.md, eighth session). Without
+ * it, requests die young, as with the memory store, whose throughput it does not change.
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--no-allocation-site-pretenuring'] as const;
 
