@@ -328,7 +328,6 @@ function date(value: unknown, fail: Fail): string | undefined {
   return value;
 }
 
-/** Checks the quote text and returns its length in code points (the contract's quote_length). */
 /** The quote's text checked as any text; its length in code points, which the record carries. */
 function quoteText(value: unknown, fail: Fail): number | undefined {
   const quote = text(value, 'quote', MAX_QUOTE_LENGTH, fail);
