@@ -153,7 +153,7 @@ async function main(): Promise<number> {
     });
     progress?.clear();
     stdout.write(
-      `indexed ${summary.records} quotes into ${target(config)} in ${summary.seconds.toFixed(2)} s ` +
+      `indexed ${summary.records} ${summary.records === 1 ? 'quote' : 'quotes'} into ${target(config)} in ${summary.seconds.toFixed(2)} s ` +
         `(version ${summary.version})\n`,
     );
     return 0;

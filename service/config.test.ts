@@ -17,3 +17,83 @@ describe('SQLITE_TEXT_MEMORY_MB', () => {
     }
   });
 });
+
+describe('the development user', () => {
+  it('exists only when NODE_ENV is unset, development or test (any case), and no user is configured', () => {
+    for (const env of [undefined, '', 'development', 'Development', ' test ']) {
+      const config = loadConfig({ NODE_ENV: env });
+      expect(config.auth.usingDevelopmentUser, String(env)).toBe(true);
+      expect([...config.auth.users.keys()]).toEqual(['dev']);
+    }
+    for (const env of ['production', 'Production', ' production ', 'PROD', 'staging']) {
+      const config = loadConfig({ NODE_ENV: env });
+      expect(config.auth.usingDevelopmentUser, env).toBe(false);
+      expect(config.auth.users.size, env).toBe(0);
+    }
+    expect(loadConfig({ AUTH_USERS: 'ann:secret' }).auth.users).toEqual(new Map([['ann', 'secret']]));
+  });
+
+  it('refuses a user named twice, across AUTH_USERS entries, without echoing a password', () => {
+    expect(() => loadConfig({ AUTH_USERS: 'ann:one,bob:two,ann:three' })).toThrow(
+      /^AUTH_USERS entry 3 names a user defined before; each user has exactly one password$/,
+    );
+  });
+});
+
+describe('addresses and URLs', () => {
+  it('accepts IP addresses and host names for HOST, and rejects the rest naming HOST', () => {
+    for (const host of ['0.0.0.0', '127.0.0.1', '::', '::1', 'localhost', 'quotes-1.internal.example.com']) {
+      expect(loadConfig({ HOST: host }).host).toBe(host);
+    }
+    for (const bad of ['999.1.1.1', 'not a host', '[::1]', 'under_score.example', '-lead.example']) {
+      expect(() => loadConfig({ HOST: bad }), bad).toThrow(/^HOST must be an IP address .* got '/);
+    }
+  });
+
+  it('reads TRUST_PROXY as a switch, a hop count, or a list of addresses, CIDRs and named ranges', () => {
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(
+      loadConfig({ TRUST_PROXY: '10.0.0.0/8, Loopback ,::1,fe80::/10,192.168.0.0/255.255.0.0' }).trustProxy,
+    ).toEqual(['10.0.0.0/8', 'loopback', '::1', 'fe80::/10', '192.168.0.0/255.255.0.0']);
+    for (const bad of [
+      'abc',
+      'cafe',
+      '10.0.0.0/33',
+      '::/129',
+      '999.999.999.999',
+      '::::',
+      '10.0.0.1/x',
+      '1.2.3.4/8/8',
+    ]) {
+      expect(() => loadConfig({ TRUST_PROXY: bad }), bad).toThrow(/^TRUST_PROXY must be /);
+    }
+  });
+
+  it('rejects REDIS_URL and MEILI_HOST values that are not URLs with a host, hiding passwords', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://:pw@redis:6379/0' }).rateLimit.redisUrl).toBe(
+      'redis://:pw@redis:6379/0',
+    );
+    expect(loadConfig({ MEILI_HOST: 'http://meilisearch:7700/' }).meili.host).toBe('http://meilisearch:7700');
+    for (const bad of [
+      'redis://host:notaport',
+      'redis://:::bad',
+      'http://redis:6379',
+      'redis://',
+      'redis://h:6379/abc',
+    ]) {
+      expect(() => loadConfig({ REDIS_URL: bad }), bad).toThrow(
+        /^REDIS_URL must be a redis:\/\/ or rediss:\/\/ URL/,
+      );
+    }
+    expect(() => loadConfig({ REDIS_URL: 'redis://:secret@host:99999' })).toThrow(
+      "REDIS_URL must be a redis:// or rediss:// URL with a host and at most a database number (redis://host:6379/0), got 'redis://…@host:99999'",
+    );
+    for (const bad of ['http://host:99999', 'http://[bad', 'ftp://meili', 'meili:7700']) {
+      expect(() => loadConfig({ MEILI_HOST: bad }), bad).toThrow(
+        /^MEILI_HOST must be an http:\/\/ or https:\/\/ URL/,
+      );
+    }
+  });
+});

@@ -3,6 +3,7 @@
  * reads the same module, so both always target the same catalogue.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch-request.ts';
 
 export type SearchBackend = 'sqlite' | 'meilisearch';
@@ -13,7 +14,10 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   port: number;
   host: string;
-  /** NODE_ENV=production: no development default user. */
+  /**
+   * NODE_ENV is anything but unset, `development` or `test`: no development default user. A
+   * misspelt `Production` or a `staging` must not open the service with a known password.
+   */
   production: boolean;
   searchBackend: SearchBackend;
   sqlitePath: string;
@@ -47,6 +51,9 @@ export interface Config {
   logLevel: LogLevel;
 }
 
+/** Values of NODE_ENV (trimmed, any case) under which the development user may exist. */
+const DEVELOPMENT_ENVIRONMENTS = new Set(['', 'development', 'test']);
+
 /** Development-only credentials, used when no users are configured outside production. */
 export const DEVELOPMENT_USER = { name: 'dev', password: 'dev' } as const;
 
@@ -59,21 +66,29 @@ type Env = Record<string, string | undefined>;
 
 /** Parses the environment. Throws {@link ConfigError} naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
-  const production = env.NODE_ENV === 'production';
+  const production = !DEVELOPMENT_ENVIRONMENTS.has(env.NODE_ENV?.trim().toLowerCase() ?? '');
   const users = parseUsers(env);
   const usingDevelopmentUser = users.size === 0 && !production;
   if (usingDevelopmentUser) users.set(DEVELOPMENT_USER.name, DEVELOPMENT_USER.password);
   const store = oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'redis'], 'memory');
   const redisUrl = optional(env, 'REDIS_URL');
-  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
-    throw new ConfigError(`REDIS_URL must be a redis:// or rediss:// URL, got '${redisUrl}'`);
+  // The path, when present, is the database number (ioredis would send SELECT NaN for '/abc').
+  if (
+    redisUrl !== undefined &&
+    !(isUrl(redisUrl, ['redis:', 'rediss:']) && /^\/?[0-9]*$/.test(new URL(redisUrl).pathname))
+  ) {
+    throw new ConfigError(
+      `REDIS_URL must be a redis:// or rediss:// URL with a host and at most a database number (redis://host:6379/0), got '${withoutUserInfo(redisUrl)}'`,
+    );
   }
   if (store === 'redis' && redisUrl === undefined) {
     throw new ConfigError('REDIS_URL is required when RATE_LIMIT_STORE=redis (e.g. redis://127.0.0.1:6379)');
   }
   const meiliHost = optional(env, 'MEILI_HOST') ?? 'http://127.0.0.1:7700';
-  if (!/^https?:\/\/[^\s]+$/.test(meiliHost)) {
-    throw new ConfigError(`MEILI_HOST must be an http:// or https:// URL, got '${meiliHost}'`);
+  if (!isUrl(meiliHost, ['http:', 'https:'])) {
+    throw new ConfigError(
+      `MEILI_HOST must be an http:// or https:// URL with a host, got '${withoutUserInfo(meiliHost)}'`,
+    );
   }
   const meiliIndex = optional(env, 'MEILI_INDEX') ?? 'quotes';
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(meiliIndex)) {
@@ -82,7 +97,7 @@ export function loadConfig(env: Env = process.env): Config {
   const apiKey = optional(env, 'MEILI_API_KEY');
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
-    host: optional(env, 'HOST') ?? '127.0.0.1',
+    host: parseHost(optional(env, 'HOST')),
     production,
     searchBackend: oneOf(env, 'SEARCH_BACKEND', ['sqlite', 'meilisearch'], 'sqlite'),
     sqlitePath: optional(env, 'SQLITE_PATH') ?? 'data/quotes.db',
@@ -113,6 +128,35 @@ export function loadConfig(env: Env = process.env): Config {
 function optional(env: Env, name: string): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
+}
+
+/** Whether `value` parses as a URL of one of `protocols` that names a host (and a valid port). */
+function isUrl(value: string, protocols: readonly string[]): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return protocols.includes(url.protocol) && url.hostname !== '';
+}
+
+/** A URL as it may be echoed: a password in it must never reach the terminal or a log. */
+function withoutUserInfo(value: string): string {
+  return value.replace(/^([^:/]*:\/\/)[^@/]*@/, '$1…@');
+}
+
+/**
+ * HOST: an IP address, or a host name (letters, digits and hyphens in dot-separated labels, the
+ * last one not all digits, so that a mistyped address like 999.1.1.1 is not taken for a name).
+ * Whether a valid name resolves is only known when the server listens (see server.ts).
+ */
+function parseHost(value: string | undefined): string {
+  if (value === undefined) return '127.0.0.1';
+  const label = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+  const name = new RegExp(`^(?:${label}\\.)*${label}\\.?$`);
+  if (isIP(value) !== 0 || (value.length <= 253 && name.test(value) && !/(?:^|\.)[0-9]+\.?$/.test(value))) {
+    return value;
+  }
+  throw new ConfigError(
+    `HOST must be an IP address (e.g. 127.0.0.1, 0.0.0.0, ::) or a host name, got '${value}'`,
+  );
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -169,8 +213,16 @@ function addUser(users: Map<string, string>, pair: string, where: string): void 
   if (colon <= 0 || colon === pair.length - 1) {
     throw new ConfigError(`${where.split(' ')[0]} must hold name:password pairs (${where} is not one)`);
   }
-  users.set(pair.slice(0, colon), pair.slice(colon + 1));
+  const name = pair.slice(0, colon);
+  // Two passwords for one name would leave one of them silently dead.
+  if (users.has(name)) {
+    throw new ConfigError(`${where} names a user defined before; each user has exactly one password`);
+  }
+  users.set(name, pair.slice(colon + 1));
 }
+
+/** Named ranges proxy-addr (Fastify's trustProxy) knows, besides addresses and CIDRs. */
+const PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 function parseTrustProxy(value: string | undefined): boolean | number | string[] {
   if (value === undefined) return false;
@@ -179,8 +231,22 @@ function parseTrustProxy(value: string | undefined): boolean | number | string[]
   if (lower === 'true') return true;
   if (/^[0-9]+$/.test(value)) return Number(value);
   const items = value.split(',').map((s) => s.trim());
-  if (items.every((s) => /^[0-9a-fA-F.:/]+$/.test(s))) return items;
-  throw new ConfigError(
-    `TRUST_PROXY must be true, false, a hop count, or comma-separated addresses/CIDRs, got '${value}'`,
-  );
+  const bad = items.find((item) => !isProxyRange(item));
+  if (bad !== undefined) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a hop count, or comma-separated addresses, CIDRs or loopback/linklocal/uniquelocal, got '${bad}'`,
+    );
+  }
+  return items.map((item) => (PROXY_RANGES.has(item.toLowerCase()) ? item.toLowerCase() : item));
+}
+
+/** An address, an address/prefix-length, an IPv4 address/netmask, or a named range. */
+function isProxyRange(item: string): boolean {
+  if (PROXY_RANGES.has(item.toLowerCase())) return true;
+  const [address = '', bits, ...rest] = item.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  if (/^[0-9]{1,3}$/.test(bits)) return Number(bits) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIP(bits) === 4;
 }

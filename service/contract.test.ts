@@ -1160,6 +1160,13 @@ describe('10. configuration', () => {
       ['AUTH_BYPASS', 'maybe'],
       ['LOG_LEVEL', 'loud'],
       ['RATE_LIMIT_STORE', 'redis'],
+      ['TRUST_PROXY', 'abc'],
+      ['TRUST_PROXY', '10.0.0.0/33'],
+      ['HOST', '999.1.1.1'],
+      ['HOST', 'not a host'],
+      ['REDIS_URL', 'redis://host:notaport'],
+      ['MEILI_HOST', 'http://host:99999'],
+      ['AUTH_USERS', 'ann:1,bob:2,ann:3'],
     ];
     const results = await Promise.all(
       bad.map(([name, value]) =>

@@ -4,8 +4,8 @@
  * exits 0 within 10 s.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,5 +146,55 @@ describe('npm start on a fresh clone', () => {
     expect(code).toBe(1);
     expect(stderr).toBe("PORT must be an integer from 0 to 65535, got 'eighty'\n");
     expect(existsSync(join(dir, 'never.db'))).toBe(false);
+  });
+
+  it('stops with one line when SQLITE_PATH cannot hold a catalogue or the port is taken', async () => {
+    const stop = async (env: Record<string, string>) => {
+      const child = spawn(process.execPath, ['service/server.ts'], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      return { code, lines: stderr.trimEnd().split('\n') };
+    };
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'not a directory');
+    const accepts = 'SQLITE_PATH must name a catalogue file, or where one can be created; ';
+    expect(await stop({ SQLITE_PATH: dir })).toEqual({
+      code: 1,
+      lines: [`${accepts}'${dir}' is a directory`],
+    });
+    const underFile = await stop({ SQLITE_PATH: join(file, 'quotes.db') });
+    expect(underFile.code).toBe(1);
+    expect(underFile.lines).toHaveLength(1);
+    expect(underFile.lines[0]).toMatch(new RegExp(`^${accepts}ENOTDIR`));
+    // Node's recursive mkdir retries forever where the kernel refuses with ENOENT (/proc).
+    if (existsSync('/proc/self')) {
+      const proc = await stop({ SQLITE_PATH: '/proc/no-such-dir/quotes.db' });
+      expect(proc.code).toBe(1);
+      expect(proc.lines).toHaveLength(1);
+      // ENOENT as root, EACCES otherwise: either way one line, and the process ends.
+      expect(proc.lines[0]).toMatch(new RegExp(`^${accepts}E[A-Z]+: .*mkdir '/proc/no-such-dir'$`));
+    }
+
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const catalogue = join(dir, 'taken.db');
+      expect(await stop({ SQLITE_PATH: catalogue, PORT: String(port) })).toEqual({
+        code: 1,
+        lines: [
+          `PORT must be a free port this process may use; cannot listen on 127.0.0.1:${port}: it is in use (EADDRINUSE)`,
+        ],
+      });
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -3,9 +3,20 @@
  * renames it over the live path in one atomic step, so readers see the old file or the new one.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { endianness } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import {
   type CatalogueBuilder,
@@ -54,11 +65,23 @@ export interface SqliteBuilderOptions {
  */
 export async function createSqliteBuilder(options: SqliteBuilderOptions): Promise<CatalogueBuilder> {
   const dir = dirname(options.path);
-  mkdirSync(dir, { recursive: true });
+  // Checked now rather than at the rename: a build of a million quotes must not end in EISDIR.
+  if (statSync(options.path, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new Error(`the catalogue path '${options.path}' is a directory`);
+  }
+  makeDirectory(dir);
   const prefix = `.${basename(options.path)}.`;
   removeStaleBuilds(dir, prefix, options.logger);
   const tempPath = join(dir, `${prefix}${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const db = new DatabaseSync(tempPath);
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(tempPath);
+  } catch (error) {
+    // SQLite says only "unable to open database file"; the directory is what the user can fix.
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot create a file in '${dir}' (${accessProblem(dir) ?? reason})`, { cause: error });
+  }
+  building.add(tempPath);
   try {
     // The temp file is private until the rename: durability during the load buys nothing, and a
     // crash leaves only a temp file, which the next build removes. node:sqlite opens connections
@@ -77,9 +100,40 @@ export async function createSqliteBuilder(options: SqliteBuilderOptions): Promis
   } catch (error) {
     db.close();
     rmSync(tempPath, { force: true });
+    building.delete(tempPath);
     throw error;
   }
   return new SqliteBuilder(db, tempPath, options.path, options.logger);
+}
+
+/**
+ * `mkdir -p`, one level at a time. Node's recursive mkdir never returns where the kernel answers
+ * ENOENT for a directory it will not create (under /proc, say): it retries forever, so a wrong
+ * SQLITE_PATH would hang the first start instead of failing it.
+ */
+export function makeDirectory(dir: string): void {
+  const missing: string[] = [];
+  for (let current = resolve(dir); ; current = dirname(current)) {
+    let isDirectory: boolean;
+    try {
+      isDirectory = statSync(current).isDirectory();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(current) === current) throw error;
+      missing.push(current);
+      continue;
+    }
+    if (!isDirectory)
+      throw new Error(`cannot create the directory '${dir}': '${current}' is not a directory`);
+    break;
+  }
+  for (const level of missing.reverse()) {
+    try {
+      mkdirSync(level);
+    } catch (error) {
+      // Another process may have made it meanwhile.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(level).isDirectory()) throw error;
+    }
+  }
 }
 
 type State = 'open' | 'committed' | 'aborted';
@@ -142,6 +196,7 @@ class SqliteBuilder implements CatalogueBuilder {
       // synchronous=OFF wrote without flushing: flush once, before the rename makes it live.
       syncFile(this.#tempPath);
       renameSync(this.#tempPath, this.#path);
+      building.delete(this.#tempPath);
       syncDirectory(dirname(this.#path));
     } catch (error) {
       await this.abort();
@@ -166,6 +221,7 @@ class SqliteBuilder implements CatalogueBuilder {
     this.#state = 'aborted';
     if (this.#db.isOpen) this.#db.close();
     rmSync(this.#tempPath, { force: true });
+    building.delete(this.#tempPath);
   }
 
   #insert(quote: Quote): void {
@@ -530,13 +586,32 @@ function writeColumns(quotes: QuoteColumns, profiles: ProfileTable, sink: Column
 }
 
 /** Removes temp files of builds whose process is gone (a crash or a kill mid-build). */
+/** Temp files of the builds this process has open. */
+const building = new Set<string>();
+
+/**
+ * Removes the temp files of builds whose process is gone. A temp file named with this process's
+ * own id is stale too unless this process is writing it: in a container the indexer is always
+ * process 1, so the file a killed run left carries the id of the next run.
+ */
 function removeStaleBuilds(dir: string, prefix: string, logger: CatalogueLogger | undefined): void {
   for (const name of readdirSync(dir)) {
     if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
     const pid = Number(name.slice(prefix.length).split('.')[0]);
-    if (!Number.isSafeInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    if (!Number.isSafeInteger(pid) || pid <= 0) continue;
+    if (pid === process.pid ? building.has(join(dir, name)) : processAlive(pid)) continue;
     rmSync(join(dir, name), { force: true });
     logger?.warn({ file: join(dir, name) }, 'removed the temp file of an interrupted sqlite build');
+  }
+}
+
+/** Why `dir` takes no new file, when a permission check can tell. */
+function accessProblem(dir: string): string | undefined {
+  try {
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -338,6 +338,39 @@ describe('sqlite catalogue', () => {
     await running.abort();
     await second.abort();
     expect(await readdir(folder)).toEqual(['quotes.db']);
+  });
+
+  it("removes a temp file named with this process's id when no build of this process writes it", async () => {
+    // In a container every indexer run is process 1: a killed run's file carries the next run's id.
+    const folder = join(dir, 'nested');
+    await build(path, FIXTURE_QUOTES);
+    const orphan = join(folder, `.quotes.db.${process.pid}.0a1b2c.tmp`);
+    await writeFile(orphan, 'half a catalogue');
+    const running = await createSqliteBuilder({ path });
+    const names = await readdir(folder);
+    expect(names).not.toContain(`.quotes.db.${process.pid}.0a1b2c.tmp`);
+    expect(names.filter((n) => n.endsWith('.tmp'))).toHaveLength(1);
+    await running.abort();
+    expect(await readdir(folder)).toEqual(['quotes.db']);
+  });
+
+  it('refuses a catalogue path that is a directory, or in a directory it cannot write, before any work', async () => {
+    await expect(createSqliteBuilder({ path: dir })).rejects.toThrow(
+      `the catalogue path '${dir}' is a directory`,
+    );
+    const file = join(dir, 'plain-file');
+    await writeFile(file, 'x');
+    await expect(createSqliteBuilder({ path: join(file, 'quotes.db') })).rejects.toThrow(
+      /'.*plain-file' is not a directory/,
+    );
+    // Permission bits do not bind root: the unwritable case runs only where they do.
+    if (process.getuid?.() !== 0) {
+      const locked = join(dir, 'locked');
+      await mkdir(locked, { mode: 0o500 });
+      await expect(createSqliteBuilder({ path: join(locked, 'quotes.db') })).rejects.toThrow(
+        /^cannot create a file in '.*locked' \(EACCES/,
+      );
+    }
   });
 
   it('gives every build a fresh version and leaves no journal or temp files beside the live file', async () => {
