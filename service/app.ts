@@ -16,11 +16,18 @@ import type { CatalogueIndex } from './catalogue/port.ts';
 import { type Config, DEVELOPMENT_USER } from './config.ts';
 import { type ApiError, badRequest, toApiError } from './errors.ts';
 import { AnswerCache, NO_STORE } from './etag.ts';
+import {
+  jsonHttpServer,
+  type KnownPath,
+  MAX_HEADER_BYTES,
+  rawResponse,
+  unknownMethodAnswer,
+} from './http-server.ts';
 import { createMetrics, metricsPlugin, responseRecorder } from './metrics.ts';
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
 import { lazyChildLogger, RequestLogController } from './request-log.ts';
-import { emptyParamError, fallbackRoutes } from './routes/fallback.ts';
+import { emptyParamError, fallbackRoutes, isKnownPath, routableUrl } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
 import { v1Routes } from './routes/v1.ts';
@@ -71,8 +78,12 @@ const SERVER_LIMITS = {
   requestTimeout: 15_000,
   /** Idle socket timeout; above keepAliveTimeout so it never cuts a keep-alive socket short. */
   connectionTimeout: 75_000,
-  /** Ids have at most 16 digits; anything much longer is not a quote path. */
-  maxParamLength: 100,
+  /**
+   * Longer than any request line Node accepts (its headers, request line included, are limited
+   * to 16 KiB): a segment is never refused by the router before the hooks run (that would skip
+   * the rate limit and authentication); a 200-digit id answers 404 like any unknown id.
+   */
+  maxParamLength: 16 * 1024,
 };
 
 /**
@@ -89,7 +100,9 @@ const ANSWER_CACHE = { maxEntries: 2_000, maxBytes: 16_000_000 };
  */
 export async function buildApp(config: Config, deps: AppDeps = {}): Promise<FastifyInstance> {
   const metrics = createMetrics();
-  const app = Fastify({
+  // The server and the client-error handler look routes up; they exist before the routes do.
+  const knownPath = (path: string) => isKnownPath(app, path);
+  const app: FastifyInstance = Fastify({
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED, censor: '[redacted]' },
@@ -101,9 +114,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxy(config.trustProxy),
     bodyLimit: SERVER_LIMITS.bodyLimit,
-    keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
-    requestTimeout: SERVER_LIMITS.requestTimeout,
-    connectionTimeout: SERVER_LIMITS.connectionTimeout,
+    serverFactory: jsonHttpServer(SERVER_LIMITS, knownPath),
+    rewriteUrl: (request) => routableUrl(request.url ?? '/'),
     routerOptions: {
       maxParamLength: SERVER_LIMITS.maxParamLength,
       // Handlers read request.raw.url through query.ts, which keeps what this parser would lose
@@ -116,7 +128,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     frameworkErrors: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
       sendError(request, reply, error);
     },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, knownPath),
   });
 
   // Requests are validated by query.ts with the contract's messages; the route schemas document
@@ -132,6 +144,12 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   if (deps.catalogue === undefined) app.addHook('onClose', () => catalogue.close());
   if (config.auth.usingDevelopmentUser) {
     app.log.warn(`no AUTH_USERS configured: the development user '${DEVELOPMENT_USER.name}' is active`);
+  } else if (config.auth.users.size === 0) {
+    app.log.warn(
+      config.auth.bypass === 'allow'
+        ? 'no AUTH_USERS or AUTH_USERS_FILE configured: quote requests are served only with X-Bypass-Auth'
+        : 'no AUTH_USERS or AUTH_USERS_FILE configured, and AUTH_BYPASS=deny: every quote request is refused',
+    );
   }
 
   await app.register(metricsPlugin, {
@@ -173,7 +191,7 @@ function trustProxy(
 function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
   const { apiError, internal } = toApiError(error);
   // Store failures are logged by the rate limiter itself, at most once per 10 s.
-  if (internal && !isRateLimitStoreFailure(error)) logFailure(request, apiError, error);
+  if (internal && !apiError.reported && !isRateLimitStoreFailure(error)) logFailure(request, apiError, error);
   reply
     .code(apiError.statusCode)
     .headers(apiError.headers)
@@ -191,19 +209,22 @@ function logFailure(request: FastifyRequest, apiError: ApiError, error: unknown)
  * Malformed HTTP (unparsable request line, headers too large, too slow) never reaches Fastify's
  * routing; the socket still gets the Error object rather than Fastify's default body.
  */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Socket,
+  knownPath: KnownPath,
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
     const details =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? 'the request headers are too large'
+        ? `the request line and headers are too large (at most ${MAX_HEADER_BYTES / 1024} KiB)`
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? 'the request did not arrive in time'
           : 'the request is not valid HTTP';
-    const body = JSON.stringify(badRequest(details).toBody());
-    socket.write(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-    );
+    const answer =
+      error.code === 'HPE_INVALID_METHOD' ? unknownMethodAnswer(error.rawPacket, knownPath) : undefined;
+    socket.write(answer ?? rawResponse(badRequest(details)));
   }
   socket.destroy(error);
 }

@@ -34,17 +34,20 @@ export class ApiError extends Error {
   readonly details: string;
   /** Extra response headers (WWW-Authenticate, Allow, Retry-After, rate-limit headers). */
   readonly headers: Record<string, string>;
+  /** Already reported where it arose: the error handler does not log it again, even as a 5xx. */
+  readonly reported: boolean;
 
   constructor(
     statusCode: ErrorStatus,
     details: string,
-    options?: { error?: ErrorId; headers?: Record<string, string>; cause?: unknown },
+    options?: { error?: ErrorId; headers?: Record<string, string>; cause?: unknown; reported?: boolean },
   ) {
     super(details, options?.cause === undefined ? undefined : { cause: options.cause });
     this.statusCode = statusCode;
     this.error = options?.error ?? ERROR_IDS[statusCode];
     this.details = details;
     this.headers = options?.headers ?? {};
+    this.reported = options?.reported ?? false;
   }
 
   toBody(): ErrorBody {
@@ -54,7 +57,8 @@ export class ApiError extends Error {
 
 export const badRequest = (details: string) => new ApiError(400, details);
 export const notFound = (details: string) => new ApiError(404, details);
-export const unavailable = (details: string, cause?: unknown) => new ApiError(503, details, { cause });
+export const unavailable = (details: string, cause?: unknown, options?: { reported?: boolean }) =>
+  new ApiError(503, details, { cause, reported: options?.reported });
 
 /** Methods every known path accepts, as the `Allow` header of a 405 lists them. */
 export const ALLOWED_METHODS = 'GET, HEAD';

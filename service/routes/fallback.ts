@@ -12,12 +12,39 @@ export async function fallbackRoutes(app: FastifyInstance): Promise<void> {
     const path = pathOf(request);
     // A GET lands here too when a wildcard route finds nothing (a missing docs asset): that is a 404.
     const other = request.method !== 'GET' && request.method !== 'HEAD';
-    const route = other ? app.findRoute({ method: 'GET', url: path }) : null;
-    if (route !== null && !hasEmptyParam(route.params)) throw methodNotAllowed(request.method, path);
+    if (other && isKnownPath(app, path)) throw methodNotAllowed(request.method, path);
     throw unknownPath(path);
   };
   app.addHook('onRequest', reject);
   app.setNotFoundHandler(reject);
+}
+
+/** Whether GET serves `path` (a path without query, as received). */
+export function isKnownPath(app: FastifyInstance, path: string): boolean {
+  const route = app.findRoute({ method: 'GET', url: routableUrl(path) });
+  return route !== null && !hasEmptyParam(route.params);
+}
+
+/**
+ * The URL the router is given (Fastify's `rewriteUrl`). The router refuses a path whose
+ * percent-encoding does not decode (`/quotes/%ZZ`, `/quotes/%C3%28`) before any hook runs, so
+ * such a request would skip the rate limit and authentication that the contract puts before
+ * every 400 of a quote path. Its `%` signs are escaped instead: the path then routes as the
+ * text it literally holds, and answers what that text deserves (`id must be an integer`, or an
+ * unknown path) after the same checks as any other request. Paths that decode are untouched.
+ */
+export function routableUrl(url: string): string {
+  let end = url.indexOf('?');
+  if (end === -1) end = url.length;
+  const percent = url.indexOf('%');
+  if (percent === -1 || percent > end) return url;
+  const path = url.slice(0, end);
+  try {
+    decodeURIComponent(path);
+    return url;
+  } catch {
+    return path.replaceAll('%', '%25') + url.slice(end);
+  }
 }
 
 /**
@@ -36,8 +63,9 @@ function hasEmptyParam(params: unknown): boolean {
   return Object.values(params).some((value) => value === '');
 }
 
+/** The path as the client sent it (before {@link routableUrl}), without the query. */
 function pathOf(request: FastifyRequest): string {
-  const url = request.raw.url ?? '/';
+  const url = request.originalUrl;
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }

@@ -2,9 +2,9 @@
  * `/health` and `/ready` (api-contract.md section 1). Registered outside the authenticated and
  * rate-limited scope: orchestrators probe them without credentials.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CatalogueIndex } from '../catalogue/port.ts';
-import { unavailable } from '../errors.ts';
+import { type ApiError, toApiError, unavailable } from '../errors.ts';
 import { NO_STORE } from '../etag.ts';
 import { healthSchema, readySchema } from '../schemas.ts';
 
@@ -18,16 +18,38 @@ export async function healthRoutes(app: FastifyInstance, { catalogue }: HealthRo
     return { status: 'ok' };
   });
 
-  // info() throws CatalogueUnavailableError while no catalogue is open: the error handler
-  // answers it with the 503 Error object, like on every other path.
-  app.get('/ready', { schema: readySchema }, async (_request, reply) => {
-    await catalogue.info();
+  // A probe that finds the replica unready answers 503 every few seconds for as long as that
+  // lasts: the cause is logged when it appears or changes, and the recovery once, rather than
+  // a warning per probe.
+  let problem: string | null = null;
+  const notReady = (request: FastifyRequest, details: string, reason: string, cause?: unknown): ApiError => {
+    if (reason !== problem) request.log.warn(`not ready: ${reason}`);
+    problem = reason;
+    return unavailable(details, cause, { reported: true });
+  };
+
+  app.get('/ready', { schema: readySchema }, async (request, reply) => {
+    try {
+      await catalogue.info();
+    } catch (error) {
+      const { apiError } = toApiError(error);
+      if (apiError.statusCode !== 503) throw error;
+      throw notReady(
+        request,
+        apiError.details,
+        error instanceof Error ? error.message : apiError.details,
+        error,
+      );
+    }
     // With RATE_LIMIT_FAIL=open a Redis outage does not stop serving, so it does not make the
     // replica unready either; with `closed` every quote request would be a 503.
     const limiter = await app.rateLimitHealth();
     if (!limiter.serving) {
-      throw unavailable('not ready: the Redis rate-limit store does not answer (RATE_LIMIT_FAIL=closed)');
+      const reason = 'the Redis rate-limit store does not answer (RATE_LIMIT_FAIL=closed)';
+      throw notReady(request, `not ready: ${reason}`, reason);
     }
+    if (problem !== null) request.log.info({ after: problem }, 'ready again');
+    problem = null;
     reply.header('cache-control', NO_STORE);
     return { status: 'ready' };
   });

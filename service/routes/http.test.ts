@@ -128,15 +128,32 @@ describe('methods and paths', () => {
     expect(weird.body).toBe('{"id":7}');
   });
 
-  it('answers malformed URLs and over-long path segments with a 400 Error object', async () => {
-    const badPath = await app.inject({ method: 'GET', url: '/quotes/%E0%A4%A', headers: BYPASS });
-    expect(badPath.statusCode).toBe(400);
-    expect(errorOf(badPath).details).toBe('the URL is not valid: its path has malformed percent-encoding');
-    const longId = await app.inject({ method: 'GET', url: `/quotes/${'9'.repeat(150)}`, headers: BYPASS });
-    expect(longId.statusCode).toBe(400);
-    expect(errorOf(longId).details).toBe('a path segment is too long');
+  it('routes a path whose percent-encoding does not decode as its literal text, after the usual checks', async () => {
+    // The router alone would answer these 400 before any hook: uncounted and unauthenticated.
+    const badId = await app.inject({ method: 'GET', url: '/quotes/%E0%A4%A', headers: BYPASS });
+    expect(badId.statusCode).toBe(400);
+    expect(errorOf(badId).details).toBe("id must be an integer ≥ 1, got '%E0%A4%A'");
+    expect(badId.headers['x-ratelimit-remaining']).toBeDefined();
+    const anonymous = await app.inject({ method: 'GET', url: '/quotes/%ZZ' });
+    expect(anonymous.statusCode).toBe(401);
+    const post = await app.inject({ method: 'POST', url: '/quotes/%C3%28' });
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD');
+    const elsewhere = await app.inject({ method: 'GET', url: '/qu%ZZotes?x=1' });
+    expect(elsewhere.statusCode).toBe(404);
+    expect(errorOf(elsewhere).details).toBe('No resource at /qu%ZZotes');
     const badQuery = await get(app, '/quotes?author=%');
     expect(errorOf(badQuery).details).toMatch(/^author has invalid percent-encoding/);
+  });
+
+  it('answers a long id like any unknown id: a valid integer that no quote has', async () => {
+    const longId = await app.inject({ method: 'GET', url: `/quotes/${'9'.repeat(150)}`, headers: BYPASS });
+    expect(longId.statusCode).toBe(404);
+    expect(errorOf(longId).details).toBe(`No quote has id ${'9'.repeat(40)}…`);
+    expect(longId.headers['x-ratelimit-remaining']).toBeDefined();
+    const longText = await app.inject({ method: 'GET', url: `/quotes/${'x'.repeat(5000)}`, headers: BYPASS });
+    expect(longText.statusCode).toBe(400);
+    expect(errorOf(longText).details).toBe(`id must be an integer ≥ 1, got '${'x'.repeat(40)}…'`);
   });
 });
 
@@ -162,8 +179,8 @@ describe('malformed HTTP', () => {
       const cases: [string, string][] = [
         ['GET /quotes HTTP/1.1\r\nHost: x\r\nBroken header line\r\n\r\n', 'the request is not valid HTTP'],
         [
-          `GET /quotes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
-          'the request headers are too large',
+          `GET /quotes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`,
+          'the request line and headers are too large (at most 64 KiB)',
         ],
       ];
       for (const [request, details] of cases) {
@@ -172,6 +189,75 @@ describe('malformed HTTP', () => {
         expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
         expect(head).toContain('Content-Type: application/json; charset=utf-8');
         expect(JSON.parse(body)).toEqual({ code: 400, error: 'bad_request', details });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('takes one filter at its contract limits in any script over real HTTP: 20 values of 200 characters', async () => {
+    const server = await fixtureApp(catalogue.path);
+    try {
+      await server.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = server.server.address() as AddressInfo;
+      const value = encodeURIComponent('中'.repeat(200));
+      const query = Array.from({ length: 20 }, () => `work=${value}`).join('&');
+      expect(query.length).toBeGreaterThan(36_000);
+      const response = await fetch(`http://127.0.0.1:${port}/quotes?${query}`, { headers: BYPASS });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ error: 'not_found' });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers in JSON where Node would answer alone: no Host, an unknown Expect, CONNECT, unknown methods', async () => {
+    const server = await fixtureApp(catalogue.path);
+    try {
+      await server.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = server.server.address() as AddressInfo;
+      const split = (response: string) => {
+        const [head = '', body = ''] = response.split('\r\n\r\n');
+        expect(head.toLowerCase()).toContain('content-type: application/json; charset=utf-8');
+        return { status: Number(head.split(' ')[1]), head: head.toLowerCase(), body: JSON.parse(body) };
+      };
+
+      const noHost = split(await raw(port, 'GET /health HTTP/1.1\r\n\r\n'));
+      expect(noHost.status).toBe(400);
+      expect(noHost.body).toEqual({
+        code: 400,
+        error: 'bad_request',
+        details: 'the request has no Host header, which HTTP/1.1 requires',
+      });
+      // HTTP/1.0 has no Host header to require.
+      expect(split(await raw(port, 'GET /health HTTP/1.0\r\n\r\n')).body).toEqual({ status: 'ok' });
+
+      const expectation = split(
+        await raw(
+          port,
+          'GET /quotes/7?fields=id HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Bypass-Auth: true\r\nConnection: close\r\n\r\n',
+        ),
+      );
+      expect([expectation.status, expectation.body]).toEqual([200, { id: 7 }]);
+
+      for (const [request, status, details] of [
+        [
+          'CONNECT /quotes HTTP/1.1\r\nHost: x\r\n\r\n',
+          405,
+          'CONNECT is not allowed on /quotes; use GET, HEAD',
+        ],
+        ['CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n', 404, 'No resource at example.com:443'],
+        [
+          'BREW /quotes/7?x=1 HTTP/1.1\r\nHost: x\r\n\r\n',
+          405,
+          'BREW is not allowed on /quotes/7; use GET, HEAD',
+        ],
+        ['BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n', 404, 'No resource at /pot'],
+      ] as const) {
+        const answer = split(await raw(port, request));
+        expect(answer.status, request).toBe(status);
+        expect(answer.body.details, request).toBe(details);
+        if (status === 405) expect(answer.head).toContain('allow: get, head');
       }
     } finally {
       await server.close();
@@ -255,11 +341,21 @@ describe('live catalogue', () => {
   it('serves a replaced catalogue within 5 s, with new ETags, and /ready is 503 until one exists', async () => {
     const dir = await buildFixtureCatalogue();
     const path = dir.path.replace(/quotes\.db$/, 'later.db');
-    const live = await fixtureApp(path);
+    const logs: { level: number; msg: string }[] = [];
+    const live = await fixtureApp(
+      path,
+      { LOG_LEVEL: 'info' },
+      { logStream: { write: (line: string) => logs.push(JSON.parse(line)) } },
+    );
     try {
-      const notReady = await live.inject({ method: 'GET', url: '/ready' });
-      expect(notReady.statusCode).toBe(503);
-      expect(errorOf(notReady).error).toBe('service_unavailable');
+      for (let probe = 0; probe < 3; probe++) {
+        const notReady = await live.inject({ method: 'GET', url: '/ready' });
+        expect(notReady.statusCode).toBe(503);
+        expect(errorOf(notReady).error).toBe('service_unavailable');
+      }
+      // Probes repeat every few seconds: the cause is logged once, not per probe.
+      const warnings = logs.filter((line) => line.level === 40 && line.msg.startsWith('not ready'));
+      expect(warnings.map((line) => line.msg)).toEqual([`not ready: no catalogue file at ${path} (ENOENT)`]);
       expect(errorOf(await get(live, '/quotes')).error).toBe('service_unavailable');
       expect((await live.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
 
@@ -283,6 +379,7 @@ describe('live catalogue', () => {
       await write(10);
       const first = await totalWithin5s(10);
       expect((await live.inject({ method: 'GET', url: '/ready' })).json()).toEqual({ status: 'ready' });
+      expect(logs.filter((line) => line.msg === 'ready again')).toHaveLength(1);
       await write(20);
       const second = await totalWithin5s(20);
       expect(second.headers.etag).not.toBe(first.headers.etag);

@@ -7,7 +7,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CatalogueIndex, type ListQuery, type QuoteProjection, totalPages } from '../catalogue/port.ts';
 import { notFound } from '../errors.ts';
 import { type AnswerCache, bodyBytes, CACHEABLE, etagFor, ifNoneMatchHits, NO_STORE } from '../etag.ts';
-import { listKey, MAX_PAGE, parseIdQuery, parseListQuery, parseRandomQuery, readQuery } from '../query.ts';
+import {
+  listKey,
+  MAX_PAGE,
+  parseIdQuery,
+  parseListQuery,
+  parseRandomQuery,
+  readQuery,
+  shorten,
+} from '../query.ts';
 import { listQuotesSchema, quoteByIdSchema, randomQuoteSchema } from '../schemas.ts';
 
 /** The body of a list answer, before the route wraps it. */
@@ -152,7 +160,7 @@ export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOpti
 
   app.get<{ Params: { id: string } }>('/quotes/:id', { schema: quoteByIdSchema }, async (request, reply) => {
     const { id, fields } = parseIdQuery(request.params.id, readQuery(request.raw.url ?? ''));
-    if (id === null) throw notFound(`No quote has id ${request.params.id}`);
+    if (id === null) throw notFound(`No quote has id ${shorten(request.params.id)}`);
     return answer(options, request, reply, JSON.stringify(['id', id, fields]), async () => {
       const quote = await catalogue.get(id, fields);
       if (quote === null) throw notFound(`No quote has id ${id}`);
