@@ -5,8 +5,9 @@
  * one work_id per (work, author) and back) keep only small maps: ids in a typed array, and one
  * entry per author and per work.
  *
- * Bounds, in Unicode code points (a label longer than the longest query value could never be
- * asked for, so labels share that limit):
+ * Bounds, in Unicode code points (they keep one record, and one page of answers, of bounded size;
+ * they are far above what real catalogues hold, so that no real title is refused, even though a
+ * label longer than the longest query value can only be found by `*_like` or read in lists):
  * - author, work, category, each genre: 1 to {@link MAX_LABEL_LENGTH}; at most {@link MAX_GENRES} genres;
  * - quote: 1 to {@link MAX_QUOTE_LENGTH}; source: at most {@link MAX_URL_LENGTH};
  * - text must hold something other than white space, and be well-formed UTF-16 (no lone
@@ -15,13 +16,7 @@
  *   could never be asked for, and would sort where no engine agrees (Meilisearch does not sort
  *   an empty string at all).
  */
-import {
-  codePointLength,
-  fold,
-  MAX_VALUE_LENGTH,
-  QUOTE_FIELDS,
-  type Quote,
-} from '../service/catalogue/port.ts';
+import { codePointLength, fold, QUOTE_FIELDS, type Quote } from '../service/catalogue/port.ts';
 
 /** One thing wrong with the input, as the indexer reports it. */
 export interface Problem {
@@ -34,7 +29,7 @@ export interface Problem {
   message: string;
 }
 
-export const MAX_LABEL_LENGTH = MAX_VALUE_LENGTH;
+export const MAX_LABEL_LENGTH = 1_000;
 export const MAX_GENRES = 20;
 export const MAX_QUOTE_LENGTH = 10_000;
 export const MAX_URL_LENGTH = 2_000;

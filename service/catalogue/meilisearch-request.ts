@@ -7,9 +7,8 @@
  *
  * - The engine normalises facet strings itself (trim, NFKD, lower-case) and compares filters and
  *   sorts on that form. Every stored key is already the contract's folded form ({@link fold}),
- *   which is a fixed point of that normalisation, so the engine's own step changes nothing. One
- *   exception, for sorting only: U+0085 at either end, which `fold` keeps (JavaScript's `\s`
- *   excludes it) and the engine trims.
+ *   which is a fixed point of that normalisation (`fold` trims Unicode White_Space, as the
+ *   engine does), so the engine's own step changes nothing.
  * - Equality filters never carry raw user text: they compare {@link facetKey} encodings, which
  *   hold no `"` or `\` (the filter parser unescapes only `\"`, so a value ending with a backslash
  *   cannot be written at all) and stay under the engine's 468-byte facet limit (longer values
@@ -21,8 +20,8 @@
  *   1.x engine, and exact.
  * - Text sorts use separate `*_sort` attributes holding the folded form: the engine compares
  *   their bytes, and UTF-8 byte order is code point order. Known limit: the engine truncates
- *   facet strings at 468 bytes, so two values that agree on their first 468 bytes (labels are at
- *   most 200 code points, so only long non-Latin titles can) tie and fall back to id order.
+ *   facet strings at 468 bytes, so two values that agree on their first 468 bytes (only very
+ *   long titles can: labels have up to 1,000 code points) tie and fall to the next key.
  * - Only the `sort` ranking rule matters (the service never sends `q`); it comes first so a
  *   requested order always wins, and `id:asc` ends every sort.
  * - Exact totals come from `page`/`hitsPerPage` searches (`totalHits`), capped by

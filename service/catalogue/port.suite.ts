@@ -502,6 +502,39 @@ export function describeCatalogueBehaviour(
         expect(await listIds(normaliseFilters({ author_like: ['austen'] }))).toEqual({ ids: [], total: 0 });
         expect((await listIds({})).total).toBe(36);
       });
+
+      it('serves labels far longer than any query value: whole, found by their words, sorted', async () => {
+        // Titles of early novels run to hundreds of characters; the indexer takes up to 1,000.
+        const words = Array.from({ length: 130 }, (_, i) => `Wörd${i}`);
+        const title = (first: string) => `${first} ${words.join(' ')}`;
+        const base = FIXTURE_QUOTES[0] as Quote;
+        const long: Quote[] = [
+          { ...base, id: 1, work_id: 1, work: title('Life'), genre: ['ǅ'.repeat(1000)] },
+          // 'ǅ' folds to two letters: the folded genre is 2,000 long.
+          { ...base, id: 2, work_id: 2, work: title('Adventures') },
+          { ...base, id: 3, work_id: 3, work: 'Short' },
+        ];
+        index = await (current as CatalogueHarness).load(long);
+        expect(await index.get(1, null)).toEqual(long[0]);
+        expect(await listIds(normaliseFilters({ work_like: ['wo word129'] }))).toEqual({
+          ids: [1, 2],
+          total: 2,
+        });
+        expect(await listIds(normaliseFilters({ work_like: ['life word12'] }))).toEqual({
+          ids: [1],
+          total: 1,
+        });
+        for (const sort of [
+          [{ field: 'work', direction: 'asc' }],
+          [
+            { field: 'genre', direction: 'desc' },
+            { field: 'id', direction: 'desc' },
+          ],
+        ] satisfies SortKey[][]) {
+          const expected = [...long].sort((a, b) => compareQuotes(a, b, sort)).map((q) => q.id);
+          expect((await listIds({}, sort)).ids, JSON.stringify(sort)).toEqual(expected);
+        }
+      });
     });
   });
 }

@@ -40,6 +40,10 @@ describe('fold', () => {
     ['ÅNGSTRÖM', 'angstrom'],
     ['🌙 Moon', '🌙 moon'],
     ['\u0085Next\u0085\u00a0line\u3000', 'next line'],
+    // U+FEFF is a format character, not Unicode White_Space (though JavaScript's trim() takes it).
+    ['\ufeffBOM\ufeff', '\ufeffbom\ufeff'],
+    ['\u200bZero\u2003width', '\u200bzero width'],
+    [' \t ', ''],
   ])('folds %j to %j', (text, folded) => {
     expect(fold(text)).toBe(folded);
   });

@@ -195,8 +195,9 @@ export const MAX_FILTER_VALUES = 20;
 export const MAX_VALUE_LENGTH = 200;
 
 const MARKS = /\p{M}/gu;
-// Unicode White_Space: JavaScript's \s lacks U+0085 (NEXT LINE), which the engines treat as space.
-const SPACES = /[\s\u0085]+/gu;
+// Unicode's White_Space property, which the engines use too. JavaScript's \s and trim() differ
+// from it both ways: they lack U+0085 (NEXT LINE) and take U+FEFF (a format character) as space.
+const SPACES = /\p{White_Space}+/gu;
 const WORD = /[\p{L}\p{N}]+/gu;
 
 /**
@@ -204,7 +205,11 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * runs of white space collapsed to one space, trimmed. `Brontë` → `bronte`; `ø` stays `ø`.
  */
 export function fold(text: string): string {
-  return text.normalize('NFKD').replace(MARKS, '').toLowerCase().replace(SPACES, ' ').trim();
+  const spaced = text.normalize('NFKD').replace(MARKS, '').toLowerCase().replace(SPACES, ' ');
+  // Every run of white space is one ' ' now: trimming is dropping one at either end.
+  const start = spaced.startsWith(' ') ? 1 : 0;
+  const end = spaced.endsWith(' ') ? spaced.length - 1 : spaced.length;
+  return start === 0 && end === spaced.length ? spaced : spaced.slice(start, Math.max(start, end));
 }
 
 /** The maximal runs of letters and digits of the folded form: `Jean-Paul O'Neil` → jean, paul, o, neil. */
