@@ -46,7 +46,8 @@ async function ensureCatalogue(config: Config, log: FastifyBaseLogger): Promise<
  */
 function asConfigError(error: unknown, accepts: string): unknown {
   if (error instanceof ConfigError || !(error instanceof Error)) return error;
-  const code = (error as NodeJS.ErrnoException).code ?? (error.cause as NodeJS.ErrnoException | undefined)?.code;
+  const code =
+    (error as NodeJS.ErrnoException).code ?? (error.cause as NodeJS.ErrnoException | undefined)?.code;
   return typeof code === 'string' ? new ConfigError(`${accepts}; ${error.message}`) : error;
 }
 

@@ -26,7 +26,7 @@ export function isKnownPath(app: FastifyInstance, path: string): boolean {
 }
 
 /**
- * The URL the router is given (Fastify's `rewriteUrl`). The router refuses a path whose
+ * The URL a request is routed again with when the router refused it (app.ts). It refuses a path whose
  * percent-encoding does not decode (`/quotes/%ZZ`, `/quotes/%C3%28`) before any hook runs, so
  * such a request would skip the rate limit and authentication that the contract puts before
  * every 400 of a quote path. Its `%` signs are escaped instead: the path then routes as the
