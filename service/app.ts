@@ -17,7 +17,8 @@ import { type Config, DEVELOPMENT_USER } from './config.ts';
 import { type ApiError, badRequest, toApiError } from './errors.ts';
 import { AnswerCache, NO_STORE } from './etag.ts';
 import {
-  jsonHttpServer,
+  answerWhatNodeWouldNot,
+  HTTP_OPTIONS,
   type KnownPath,
   MAX_HEADER_BYTES,
   rawResponse,
@@ -114,7 +115,10 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxy(config.trustProxy),
     bodyLimit: SERVER_LIMITS.bodyLimit,
-    serverFactory: jsonHttpServer(SERVER_LIMITS, knownPath),
+    http: HTTP_OPTIONS,
+    keepAliveTimeout: SERVER_LIMITS.keepAliveTimeout,
+    requestTimeout: SERVER_LIMITS.requestTimeout,
+    connectionTimeout: SERVER_LIMITS.connectionTimeout,
     routerOptions: {
       maxParamLength: SERVER_LIMITS.maxParamLength,
       // Handlers read request.raw.url through query.ts, which keeps what this parser would lose
@@ -140,6 +144,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     },
     clientErrorHandler: (error, socket) => answerClientError(error, socket, knownPath),
   });
+
+  answerWhatNodeWouldNot(app.server, app.routing, knownPath);
 
   // Requests are validated by query.ts with the contract's messages; the route schemas document
   // them (OpenAPI) and serialise responses, but never reject a request themselves.

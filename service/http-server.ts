@@ -1,9 +1,10 @@
 /**
- * The HTTP server under Fastify, made to answer in the contract's words where Node would answer
- * on its own: with an empty body, or not at all. Every response is JSON (api-contract.md
- * section 1), including these:
+ * What Node's HTTP server answers on its own, with an empty body or not at all, made to answer
+ * in the contract's words (every response is JSON, api-contract.md section 1). Fastify still
+ * creates the server: a wrapper around its request handler would cost every request a call.
  *
- * - an HTTP/1.1 request without `Host`: Node answers 400 with no body; here the Error object;
+ * - an HTTP/1.1 request without `Host`: Node answers 400 with no body; the service has one host,
+ *   so it serves the request, as it would over HTTP/1.0;
  * - `Expect:` other than `100-continue`: Node answers 417 (a status the contract does not have)
  *   with no body; RFC 9110 lets a server ignore an expectation it does not know, so the request
  *   is served like any other;
@@ -11,19 +12,13 @@
  * - a method token Node's parser does not know (`FOO /quotes`): the parser rejects the request
  *   line; {@link unknownMethodAnswer} gives it the 405 or 404 the method would get if it parsed.
  *
- * None of these requests reach Fastify, so no hook runs for them: they are neither counted by
- * the rate limiter nor authenticated, like the 405s Fastify answers for methods it knows.
+ * CONNECT and unknown methods never reach Fastify, so no hook runs for them: they are neither
+ * counted by the rate limiter nor authenticated, like the 405s Fastify answers for methods it
+ * knows.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type ApiError, badRequest, methodNotAllowed, notFound } from './errors.ts';
-
-/** Timeouts Fastify sets on a server it creates itself, and must be set here instead. */
-export interface ServerTimeouts {
-  keepAliveTimeout: number;
-  requestTimeout: number;
-  connectionTimeout: number;
-}
+import { type ApiError, methodNotAllowed, notFound } from './errors.ts';
 
 /**
  * Request line and headers, in bytes. Node's default (16 KiB) is below the longest query string
@@ -31,35 +26,24 @@ export interface ServerTimeouts {
  */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
+/** Fastify's `http` option: what Node's server is created with. */
+export const HTTP_OPTIONS: ServerOptions = { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES };
+
 /** Whether a path (without query) is one the service serves with GET. */
 export type KnownPath = (path: string) => boolean;
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
 /**
- * Fastify's `serverFactory`. `knownPath` is asked only for CONNECT requests, so it may look up
- * routes that are declared after the server is made.
+ * Answers unknown expectations and CONNECT on the server Fastify created; `route` is Fastify's
+ * own request handler (`app.routing`).
  */
-export function jsonHttpServer(timeouts: ServerTimeouts, knownPath: KnownPath) {
-  return (handler: Handler): Server => {
-    const serve: Handler = (request, response) => {
-      if (request.headers.host === undefined && request.httpVersion === '1.1') {
-        writeError(response, badRequest('the request has no Host header, which HTTP/1.1 requires'));
-        return;
-      }
-      handler(request, response);
-    };
-    const server = createServer({ requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES }, serve);
-    server.on('checkExpectation', serve);
-    server.on('connect', (request: IncomingMessage, socket: Duplex) => {
-      socket.on('error', () => socket.destroy());
-      socket.end(rawResponse(methodAnswer('CONNECT', request.url ?? '', knownPath)));
-    });
-    server.keepAliveTimeout = timeouts.keepAliveTimeout;
-    server.requestTimeout = timeouts.requestTimeout;
-    server.setTimeout(timeouts.connectionTimeout);
-    return server;
-  };
+export function answerWhatNodeWouldNot(server: Server, route: Handler, knownPath: KnownPath): void {
+  server.on('checkExpectation', route);
+  server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(rawResponse(methodAnswer('CONNECT', request.url ?? '', knownPath)));
+  });
 }
 
 /**
@@ -103,15 +87,3 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
 };
-
-function writeError(response: ServerResponse, error: ApiError): void {
-  const body = JSON.stringify(error.toBody());
-  response.writeHead(error.statusCode, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(body),
-    'cache-control': 'no-store',
-    connection: 'close',
-    ...error.headers,
-  });
-  response.end(body);
-}
