@@ -80,11 +80,11 @@ const SERVER_LIMITS = {
   /** Idle socket timeout; above keepAliveTimeout so it never cuts a keep-alive socket short. */
   connectionTimeout: 75_000,
   /**
-   * Longer than any request line Node accepts (its headers, request line included, are limited
-   * to 16 KiB): a segment is never refused by the router before the hooks run (that would skip
-   * the rate limit and authentication); a 200-digit id answers 404 like any unknown id.
+   * As long as the longest request line Node accepts (request line and headers are limited to
+   * MAX_HEADER_BYTES): a segment is never refused by the router before the hooks run (that would
+   * skip the rate limit and authentication); a 200-digit id answers 404 like any unknown id.
    */
-  maxParamLength: 16 * 1024,
+  maxParamLength: MAX_HEADER_BYTES,
 };
 
 /**

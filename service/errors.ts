@@ -74,7 +74,6 @@ export const INTERNAL_DETAILS = 'An internal error occurred; it has been logged'
 /** Fastify errors whose message is written for the client and safe to repeat. */
 const FRAMEWORK_DETAILS: Record<string, string> = {
   FST_ERR_BAD_URL: 'the URL is not valid: its path has malformed percent-encoding',
-  FST_ERR_MAX_PARAM_LENGTH: 'a path segment is too long',
   FST_ERR_CTP_BODY_TOO_LARGE: 'the request body is too large; these endpoints take no body',
   FST_ERR_CTP_INVALID_MEDIA_TYPE:
     'the request body has an unsupported content-type; these endpoints take no body',
