@@ -18,7 +18,8 @@
  */
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type ApiError, methodNotAllowed, notFound } from './errors.ts';
+import { type ApiError, methodNotAllowed } from './errors.ts';
+import { unknownPath } from './routes/fallback.ts';
 
 /**
  * Request line and headers, in bytes. Node's default (16 KiB) is below the longest query string
@@ -53,8 +54,9 @@ export function answerWhatNodeWouldNot(server: Server, route: Handler, knownPath
  */
 export function unknownMethodAnswer(rawPacket: unknown, knownPath: KnownPath): string | undefined {
   if (!Buffer.isBuffer(rawPacket)) return undefined;
-  const line = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}) (\S{1,16384}) HTTP\/1\.[01]\r?\n/.exec(
-    rawPacket.toString('latin1', 0, Math.min(rawPacket.length, 17_000)),
+  // The bytes are already bounded by the header limit: the request line is within them.
+  const line = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}) (\S+) HTTP\/1\.[01]\r?\n/.exec(
+    rawPacket.toString('latin1', 0, Math.min(rawPacket.length, MAX_HEADER_BYTES)),
   );
   if (line === null) return undefined;
   return rawResponse(methodAnswer(line[1] as string, line[2] as string, knownPath));
@@ -64,9 +66,10 @@ export function unknownMethodAnswer(rawPacket: unknown, knownPath: KnownPath): s
 function methodAnswer(method: string, target: string, knownPath: KnownPath): ApiError {
   const query = target.indexOf('?');
   const path = query === -1 ? target : target.slice(0, query);
-  const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
-  if (path.startsWith('/') && knownPath(path)) return methodNotAllowed(method, shown);
-  return notFound(`No resource at ${shown}`);
+  if (path.startsWith('/') && knownPath(path)) {
+    return methodNotAllowed(method, path.length > 100 ? `${path.slice(0, 100)}…` : path);
+  }
+  return unknownPath(path);
 }
 
 /** A complete HTTP/1.1 response that closes the connection, for sockets Node gave up on. */

@@ -70,6 +70,7 @@ function pathOf(request: FastifyRequest): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
-function unknownPath(path: string) {
+/** The 404 of a path nothing serves, naming it (cut at 100 characters). */
+export function unknownPath(path: string): ApiError {
   return notFound(`No resource at ${path.length > 100 ? `${path.slice(0, 100)}…` : path}`);
 }
