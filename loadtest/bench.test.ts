@@ -95,6 +95,11 @@ describe('npm run bench --quick', () => {
         expectMeasured('memory store', results.redis.memory);
         expectMeasured('redis store', results.redis.redis);
         expect(results.redis.cost).toBeCloseTo(1 - results.redis.redis.rps / results.redis.memory.rps, 10);
+        // Every counted request went through a script call, and a call counts at least one.
+        expect(results.redis.requestsPerCall).not.toBeNull();
+        expect(results.redis.requestsPerCall).toBeGreaterThanOrEqual(1);
+        if (process.platform === 'linux')
+          expect(results.redis.redisCpuUsPerRequest).toBeGreaterThanOrEqual(0);
       }
     } else {
       expect(results.redis).toEqual({ skipped: 'redis-server not found on PATH' });

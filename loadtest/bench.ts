@@ -14,6 +14,7 @@ import { measureOpenLoop } from './bench/open-loop.ts';
 import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './bench/options.ts';
 import {
   type Child,
+  cpuSecondsOf,
   freePort,
   killAllNow,
   memoryOf,
@@ -23,7 +24,7 @@ import {
   waitForHttp,
   watchMemory,
 } from './bench/processes.ts';
-import { redisServerVersion, startRedis } from './bench/redis.ts';
+import { redisServerVersion, scriptCalls, startRedis } from './bench/redis.ts';
 import {
   type BenchConfig,
   type BenchReport,
@@ -231,7 +232,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       // comparison would not show it.
       await service.child.stop();
       const redisPort = await freePort();
-      await startRedis(redisPort, env);
+      const redisServer = await startRedis(redisPort, env);
       const quotes = { paths: ['/quotes'], headers: auth, ...load };
       const startWarm = async (name: string, extra: NodeJS.ProcessEnv) => {
         const started = await startService(name, sqlitePath, extra);
@@ -243,13 +244,32 @@ async function run(options: BenchOptions): Promise<BenchReport> {
         RATE_LIMIT_STORE: 'redis',
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       });
+      // Only the Redis-store service talks to Redis, and an idle redis-server uses next to no CPU,
+      // so what Redis did over both loads is the Redis run's.
+      const callsBefore = await scriptCalls(redisPort);
+      const cpuBefore = cpuSecondsOf(redisServer.pid);
       const [memoryRun, redisRun] = await measureInTurns(
         { baseUrl: withMemory.url, ...quotes },
         { baseUrl: withRedis.url, ...quotes },
       );
+      const callsAfter = await scriptCalls(redisPort);
+      const cpuAfter = cpuSecondsOf(redisServer.pid);
+      const calls = callsBefore === undefined || callsAfter === undefined ? 0 : callsAfter - callsBefore;
+      const requestsPerCall = calls > 0 ? redisRun.requests / calls : null;
+      const redisCpuUsPerRequest =
+        cpuBefore === undefined || cpuAfter === undefined || redisRun.requests === 0
+          ? null
+          : ((cpuAfter - cpuBefore) / redisRun.requests) * 1e6;
       log(summary('memory store GET /quotes', memoryRun));
       log(summary('redis store GET /quotes', redisRun));
-      redis = { version, memory: memoryRun, redis: redisRun, cost: 1 - redisRun.rps / memoryRun.rps };
+      redis = {
+        version,
+        memory: memoryRun,
+        redis: redisRun,
+        cost: 1 - redisRun.rps / memoryRun.rps,
+        requestsPerCall,
+        redisCpuUsPerRequest,
+      };
     }
 
     const results: BenchResults = {

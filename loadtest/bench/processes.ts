@@ -155,6 +155,24 @@ export function memoryOf(pid: number): Memory | undefined {
 }
 
 /**
+ * CPU time a process has used so far (user + system), in seconds, from /proc/<pid>/stat;
+ * undefined where there is no /proc (not Linux) or once the process is gone.
+ */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of stat(5), 12 and 13 here; in clock ticks, which
+    // are 100 per second on every Linux the benchmark is meant for (USER_HZ).
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks / 100 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Tracks the peak memory of a running process by polling: the kernel's high-water mark where it
  * has one, else the largest RSS seen.
  */

@@ -26,6 +26,33 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * How many script calls (`EVALSHA`, and `EVAL` once per connection) the server has run, from
+ * `INFO commandstats`; undefined when it does not answer within a second.
+ */
+export function scriptCalls(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    let reply = '';
+    const done = (calls: number | undefined) => {
+      socket.destroy();
+      resolve(calls);
+    };
+    socket.setTimeout(1000, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    socket.once('connect', () => socket.write('INFO commandstats\r\n'));
+    socket.on('data', (data) => {
+      reply += data.toString('latin1');
+      // A bulk string: `$<length>\r\n<text>\r\n`.
+      const header = /^\$(\d+)\r\n/.exec(reply);
+      if (header === null || reply.length < header[0].length + Number(header[1])) return;
+      let calls = 0;
+      for (const m of reply.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(m[1]);
+      done(calls);
+    });
+  });
+}
+
 /** Starts an in-memory redis-server (no persistence) on `port` and waits until it answers. */
 export async function startRedis(port: number, env: NodeJS.ProcessEnv): Promise<Child> {
   const child = start(

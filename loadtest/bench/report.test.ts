@@ -37,7 +37,14 @@ function results(over: Partial<BenchResults> = {}): BenchResults {
     byKind: { like: load({ p99: 30 }) },
     byId: load(),
     service: { idleRssBytes: 90_000_000, peakRssBytes: 150_000_000 },
-    redis: { version: '7.0.15', memory: load({ rps: 15_000 }), redis: load({ rps: 13_500 }), cost: 0.1 },
+    redis: {
+      version: '7.0.15',
+      memory: load({ rps: 15_000 }),
+      redis: load({ rps: 13_500 }),
+      cost: 0.1,
+      requestsPerCall: 44.6,
+      redisCpuUsPerRequest: 0.93,
+    },
     ...over,
   };
 }
@@ -85,7 +92,16 @@ describe('evaluate', () => {
   });
 
   it('judges the Redis cost only when Redis ran', () => {
-    const costly = results({ redis: { version: '7', memory: load(), redis: load(), cost: 0.2 } });
+    const costly = results({
+      redis: {
+        version: '7',
+        memory: load(),
+        redis: load(),
+        cost: 0.2,
+        requestsPerCall: null,
+        redisCpuUsPerRequest: null,
+      },
+    });
     expect(byName(costly, 200_000)['Redis store cost vs memory store']?.pass).toBe(false);
     const skipped = results({ redis: { skipped: 'redis-server not found on PATH' } });
     expect(byName(skipped, 200_000)['Redis store cost vs memory store']?.pass).toBeNull();
@@ -134,5 +150,33 @@ describe('table', () => {
     );
     expect(text).toContain('mix kind `like` alone');
     expect(text).toContain('- uncached mix: 5 non-2xx (5× 503)');
+    expect(text).toContain(
+      '| Redis store: requests per script call, redis-server CPU per request | 44.6, 0.93 µs |',
+    );
+  });
+
+  it('says n/a for what Redis or the system did not report, and one line when Redis did not run', () => {
+    const base = {
+      machine: machine(new Date('2026-01-02T03:04:05Z')),
+      config: { count: 1000, seed: 1, duration: 1, connections: 5, quick: true, mixPaths: 10, idPaths: 10 },
+      failures: [],
+    };
+    const unknown = results({
+      redis: {
+        version: '7',
+        memory: load(),
+        redis: load(),
+        cost: 0,
+        requestsPerCall: null,
+        redisCpuUsPerRequest: null,
+      },
+    });
+    expect(table({ ...base, results: unknown, targets: evaluate(unknown, 1000) })).toContain(
+      '| Redis store: requests per script call, redis-server CPU per request | n/a, n/a |',
+    );
+    const skipped = results({ redis: { skipped: 'disabled with --no-redis' } });
+    const text = table({ ...base, results: skipped, targets: evaluate(skipped, 1000) });
+    expect(text).toContain('| rate limit store: Redis | skipped: disabled with --no-redis |');
+    expect(text).not.toContain('requests per script call');
   });
 });

@@ -41,6 +41,13 @@ export type RedisResult =
       redis: LoadResult;
       /** 1 - redis req/s / memory req/s: the share of throughput the shared store costs. */
       cost: number;
+      /**
+       * Requests counted per script call during the Redis run: each call is one round trip,
+       * which is what the store costs. Null when Redis did not report its calls.
+       */
+      requestsPerCall: number | null;
+      /** redis-server's own CPU time per Redis-store request, in µs; null without /proc. */
+      redisCpuUsPerRequest: number | null;
     }
   | { skipped: string };
 
@@ -207,6 +214,13 @@ function run(r: LoadResult): string {
   return `${int.format(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${failed > 0 ? `, **${failed} failed**` : ''}`;
 }
 
+/** What the Redis run's round trips amounted to: the mechanism behind the store's cost. */
+function roundTrips(r: { requestsPerCall: number | null; redisCpuUsPerRequest: number | null }): string {
+  const perCall = r.requestsPerCall === null ? 'n/a' : r.requestsPerCall.toFixed(1);
+  const cpu = r.redisCpuUsPerRequest === null ? 'n/a' : `${r.redisCpuUsPerRequest.toFixed(2)} µs`;
+  return `${perCall}, ${cpu}`;
+}
+
 function verdict(pass: boolean | null): string {
   return pass === null ? 'n/a' : pass ? 'pass' : '**FAIL**';
 }
@@ -240,9 +254,12 @@ export function table(report: BenchReport): string {
     ...Object.entries(r.byKind).map(([kind, k]) => `| &nbsp;&nbsp;mix kind \`${kind}\` alone | ${run(k)} |`),
     `| by id (${int.format(c.idPaths)} random ids) | ${run(r.byId)} |`,
     `| service RSS idle / peak | ${mb(r.service.idleRssBytes)} / ${mb(r.service.peakRssBytes)} |`,
-    'memory' in r.redis
-      ? `| rate limit store: memory / Redis ${r.redis.version} | ${run(r.redis.memory)} / ${run(r.redis.redis)} |`
-      : `| rate limit store: Redis | skipped: ${r.redis.skipped} |`,
+    ...('memory' in r.redis
+      ? [
+          `| rate limit store: memory / Redis ${r.redis.version} | ${run(r.redis.memory)} / ${run(r.redis.redis)} |`,
+          `| Redis store: requests per script call, redis-server CPU per request | ${roundTrips(r.redis)} |`,
+        ]
+      : [`| rate limit store: Redis | skipped: ${r.redis.skipped} |`]),
     '',
     '| target | value | rule | result |',
     '| --- | --- | --- | --- |',
