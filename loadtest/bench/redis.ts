@@ -11,19 +11,38 @@ export function redisServerVersion(): string | undefined {
   return /v=([0-9.]+)/.exec(probe.stdout)?.[1] ?? 'unknown';
 }
 
-/** Sends PING and resolves true on +PONG. */
-function ping(port: number): Promise<boolean> {
+/**
+ * Sends one inline command on a new connection and resolves what `parse` makes of the reply so
+ * far, once it returns something other than undefined (undefined: wait for more); resolves
+ * undefined if the server does not answer in `timeoutMs`.
+ */
+function ask<T>(
+  port: number,
+  command: string,
+  timeoutMs: number,
+  parse: (reply: string) => T | undefined,
+): Promise<T | undefined> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
-    const done = (ok: boolean) => {
+    let reply = '';
+    const done = (value: T | undefined) => {
       socket.destroy();
-      resolve(ok);
+      resolve(value);
     };
-    socket.setTimeout(500, () => done(false));
-    socket.once('error', () => done(false));
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    socket.once('connect', () => socket.write(`${command}\r\n`));
+    socket.on('data', (data) => {
+      reply += data.toString('latin1');
+      const value = parse(reply);
+      if (value !== undefined) done(value);
+    });
   });
+}
+
+/** Sends PING and resolves true on +PONG. */
+async function ping(port: number): Promise<boolean> {
+  return (await ask(port, 'PING', 500, (reply) => reply.startsWith('+PONG'))) === true;
 }
 
 /**
@@ -31,25 +50,13 @@ function ping(port: number): Promise<boolean> {
  * `INFO commandstats`; undefined when it does not answer within a second.
  */
 export function scriptCalls(port: number): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    let reply = '';
-    const done = (calls: number | undefined) => {
-      socket.destroy();
-      resolve(calls);
-    };
-    socket.setTimeout(1000, () => done(undefined));
-    socket.once('error', () => done(undefined));
-    socket.once('connect', () => socket.write('INFO commandstats\r\n'));
-    socket.on('data', (data) => {
-      reply += data.toString('latin1');
-      // A bulk string: `$<length>\r\n<text>\r\n`.
-      const header = /^\$(\d+)\r\n/.exec(reply);
-      if (header === null || reply.length < header[0].length + Number(header[1])) return;
-      let calls = 0;
-      for (const m of reply.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(m[1]);
-      done(calls);
-    });
+  return ask(port, 'INFO commandstats', 1000, (reply) => {
+    // A bulk string: `$<length>\r\n<text>\r\n`.
+    const header = /^\$(\d+)\r\n/.exec(reply);
+    if (header === null || reply.length < header[0].length + Number(header[1])) return undefined;
+    let calls = 0;
+    for (const m of reply.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(m[1]);
+    return calls;
   });
 }
 
