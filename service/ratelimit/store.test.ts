@@ -235,6 +235,33 @@ describe('redis store batches', () => {
     }
   });
 
+  it('sends the whole script on a new connection, and again when the server forgets it', async () => {
+    const own = createRedisClient(server.url);
+    const prefix = `test:${randomUUID()}:`;
+    const store = new RedisStore({ client: own, prefix, now: at });
+    const monitor = await client.monitor();
+    const sent: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const command = args[0]?.toLowerCase();
+      if ((command === 'eval' || command === 'evalsha') && args[3]?.startsWith(prefix)) sent.push(command);
+    });
+    try {
+      expect(await whenReady(own, 5000)).toBe(true);
+      expect((await store.hit('a')).current).toBe(1);
+      expect((await store.hit('a')).current).toBe(2);
+      await client.script('FLUSH');
+      expect((await store.hit('a')).current).toBe(3);
+      expect((await store.hit('a')).current).toBe(4);
+      await client.echo('done');
+      // EVAL first, EVALSHA while cached, EVALSHA refused after the flush and sent again whole.
+      await expect.poll(() => sent).toEqual(['eval', 'evalsha', 'evalsha', 'eval', 'evalsha']);
+    } finally {
+      monitor.disconnect();
+      await store.close();
+      await closeRedisClient(own);
+    }
+  });
+
   it('fails every waiting request within its timeout when Redis stops answering, and counts again after', async () => {
     const own = createRedisClient(server.url);
     const store = newStore({ client: own, timeoutMs: 300 });
