@@ -118,7 +118,7 @@ export class RedisStore implements RateLimitStore {
   readonly #timeoutMs: number;
   readonly #ownsClient: boolean;
   readonly #now: Clock | undefined;
-  /** The connection the whole script was last sent on (EVAL): EVALSHA names it there. */
+  /** The connection the whole script was last sent on (EVAL): on it, EVALSHA is enough. */
   #loadedOn: unknown;
   /** Batches not sent yet, oldest first; new requests join the last one. */
   readonly #queue: Batch[] = [];
