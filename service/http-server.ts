@@ -19,7 +19,7 @@
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ApiError, methodNotAllowed } from './errors.ts';
-import { unknownPath } from './routes/fallback.ts';
+import { shownPath, unknownPath } from './routes/fallback.ts';
 
 /**
  * Request line and headers, in bytes. Node's default (16 KiB) is below the longest query string
@@ -67,7 +67,7 @@ function methodAnswer(method: string, target: string, knownPath: KnownPath): Api
   const query = target.indexOf('?');
   const path = query === -1 ? target : target.slice(0, query);
   if (path.startsWith('/') && knownPath(path)) {
-    return methodNotAllowed(method, path.length > 100 ? `${path.slice(0, 100)}…` : path);
+    return methodNotAllowed(method, shownPath(path));
   }
   return unknownPath(path);
 }

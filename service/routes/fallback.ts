@@ -70,7 +70,12 @@ function pathOf(request: FastifyRequest): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
-/** The 404 of a path nothing serves, naming it (cut at 100 characters). */
+/** A client's path as the details of an answer echo it: cut at 100 characters. */
+export function shownPath(path: string): string {
+  return path.length > 100 ? `${path.slice(0, 100)}…` : path;
+}
+
+/** The 404 of a path nothing serves, naming it. */
 export function unknownPath(path: string): ApiError {
-  return notFound(`No resource at ${path.length > 100 ? `${path.slice(0, 100)}…` : path}`);
+  return notFound(`No resource at ${shownPath(path)}`);
 }
