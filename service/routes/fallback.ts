@@ -12,7 +12,7 @@ export async function fallbackRoutes(app: FastifyInstance): Promise<void> {
     const path = pathOf(request);
     // A GET lands here too when a wildcard route finds nothing (a missing docs asset): that is a 404.
     const other = request.method !== 'GET' && request.method !== 'HEAD';
-    if (other && isKnownPath(app, path)) throw methodNotAllowed(request.method, path);
+    if (other && isKnownPath(app, path)) throw methodNotAllowed(request.method, shownPath(path));
     throw unknownPath(path);
   };
   app.addHook('onRequest', reject);

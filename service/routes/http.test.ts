@@ -158,6 +158,11 @@ describe('methods and paths', () => {
     });
     expect(longText.statusCode).toBe(400);
     expect(errorOf(longText).details).toBe(`id must be an integer ≥ 1, got '${'x'.repeat(40)}…'`);
+    const longDelete = await app.inject({ method: 'DELETE', url: `/quotes/${'x'.repeat(60_000)}` });
+    expect(longDelete.statusCode).toBe(405);
+    expect(errorOf(longDelete).details).toBe(
+      `DELETE is not allowed on /quotes/${'x'.repeat(92)}…; use GET, HEAD`,
+    );
   });
 });
 
