@@ -609,7 +609,7 @@ describe('4. query parameters of /quotes', () => {
     }
   });
 
-  it('validates ids, counts and lengths of filter values', async () => {
+  it('validates ids, counts and lengths of filter values, and the length of every other value', async () => {
     for (const value of ['0', '-1', '1.5', 'abc', '07', '1e2']) {
       errorOf(await send(`/quotes?author_id=${value}`), 400, 'bad_request');
       errorOf(await send(`/quotes?work_id=${value}`), 400, 'bad_request');
@@ -627,6 +627,11 @@ describe('4. query parameters of /quotes', () => {
     errorOf(await send(`/quotes?author=${encodeURIComponent('é'.repeat(200))}`), 404, 'not_found');
     errorOf(await send(`/quotes?author=${'a'.repeat(201)}`), 400, 'bad_request');
     errorOf(await send(`/quotes?work_like=${'a'.repeat(201)}`), 400, 'bad_request');
+    // The bound holds for every parameter's value, not only for filters.
+    errorOf(await send(`/quotes?page=${'9'.repeat(200)}`), 404, 'not_found');
+    errorOf(await send(`/quotes?page=${'9'.repeat(201)}`), 400, 'bad_request');
+    errorOf(await send(`/quotes?fields=${'id,'.repeat(67)}id`), 400, 'bad_request');
+    errorOf(await send(`/quotes/1?fields=${'id,'.repeat(67)}id`), 400, 'bad_request');
   });
 
   it('rejects empty values, unknown names and repeated single-valued parameters', async () => {

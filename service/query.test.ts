@@ -164,6 +164,39 @@ describe('parseListQuery', () => {
     }
   });
 
+  it('bounds the value of every parameter at 200 characters, not only filter values', () => {
+    const fields200 = `${'id,'.repeat(66)}id`;
+    expect(fields200).toHaveLength(200);
+    expect(list(`fields=${fields200}`).fields).toEqual(['id']);
+    expect(list(`page=${'9'.repeat(200)}`).page).toBe(MAX_PAGE + 1);
+    const tooLong: [string, string][] = [
+      ['fields', `${fields200},`],
+      ['sort', `${'id,'.repeat(66)}idx`],
+      ['order', `${'asc,'.repeat(50)}a`],
+      ['page', '9'.repeat(201)],
+      ['limit', '1'.repeat(201)],
+    ];
+    for (const [name, value] of tooLong) {
+      expect(value).toHaveLength(201);
+      expect(rejection(() => list(`${name}=${value}`))).toBe(
+        `${name} must be at most 200 characters, got 201`,
+      );
+    }
+    // Characters are code points: 200 astral letters are 400 UTF-16 units but within the bound.
+    expect(rejection(() => list(`sort=${encodeURIComponent('𝔄'.repeat(200))}`))).toMatch(
+      /^sort does not accept/,
+    );
+    expect(rejection(() => parseIdQuery('1', readQuery(`/quotes/1?fields=${fields200},`)))).toBe(
+      'fields must be at most 200 characters, got 201',
+    );
+    expect(rejection(() => parseRandomQuery(readQuery(`/quotes/random?fields=${fields200},`)))).toBe(
+      'fields must be at most 200 characters, got 201',
+    );
+    expect(
+      rejection(() => parseV1Query(readQuery(`/api/v1/quotes?genre=a&orderby=${'a'.repeat(201)}`))),
+    ).toBe('orderby must be at most 200 characters, got 201');
+  });
+
   it('projects fields in Quote order without duplicates, rejecting unknown names and empty items', () => {
     expect(list('fields=quote,id,author,id').fields).toEqual(['id', 'author', 'quote']);
     expect(rejection(() => list('fields=id,title'))).toBe(

@@ -9,6 +9,7 @@
  * single-valued parameters, and a 400 (not a silent fallback) for broken percent-encoding.
  */
 import {
+  codePointLength,
   DECIMAL_INTEGER,
   DEFAULT_LIMIT,
   type Direction,
@@ -159,7 +160,8 @@ export function shorten(text: string): string {
 
 /**
  * The structural rules shared by every route, applied in arrival order: only `allowed` names, no
- * empty value, no NUL character, and single-valued parameters at most once.
+ * empty value, no NUL character, no value over {@link MAX_VALUE_LENGTH} characters, and
+ * single-valued parameters at most once.
  */
 function checkParams(
   params: RawQuery,
@@ -177,6 +179,13 @@ function checkParams(
     for (const value of values) {
       if (value === '') throw badRequest(`${name} must not be empty; expected ${expected(name, path)}`);
       if (value.includes('\0')) throw badRequest(`${name} must not contain NUL characters`);
+      // Section 4 bounds every value, not only filter values: a 250-digit page is a 400, not a
+      // page past the last.
+      if (value.length > MAX_VALUE_LENGTH && codePointLength(value) > MAX_VALUE_LENGTH) {
+        throw badRequest(
+          `${name} must be at most ${MAX_VALUE_LENGTH} characters, got ${codePointLength(value)}`,
+        );
+      }
     }
     if (values.length > 1 && !repeatable.has(name)) {
       throw badRequest(
