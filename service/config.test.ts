@@ -90,6 +90,14 @@ describe('addresses and URLs', () => {
     expect(() => loadConfig({ REDIS_URL: 'redis://:secret@host:99999' })).toThrow(
       "REDIS_URL must be a redis:// or rediss:// URL with a host and at most a database number (redis://host:6379/0), got 'redis://…@host:99999'",
     );
+    // Unencoded `/` and `@` in a password make the URL invalid; none of it may be echoed.
+    for (const [bad, shown] of [
+      ['redis://user:pa/ss@host:6379', 'redis://…@host:6379'],
+      ['redis://:p@ss@host:99999', 'redis://…@host:99999'],
+      ['user:s3cret@host:6379', '…@host:6379'],
+    ]) {
+      expect(() => loadConfig({ REDIS_URL: bad }), bad).toThrow(`got '${shown}'`);
+    }
     for (const bad of ['http://host:99999', 'http://[bad', 'ftp://meili', 'meili:7700']) {
       expect(() => loadConfig({ MEILI_HOST: bad }), bad).toThrow(
         /^MEILI_HOST must be an http:\/\/ or https:\/\/ URL/,

@@ -137,9 +137,13 @@ function isUrl(value: string, protocols: readonly string[]): boolean {
   return protocols.includes(url.protocol) && url.hostname !== '';
 }
 
-/** A URL as it may be echoed: a password in it must never reach the terminal or a log. */
+/**
+ * A URL as it may be echoed: a password in it must never reach the terminal or a log. The value
+ * is invalid, so its user information may hold the `/` or `@` that should have been
+ * percent-encoded: everything before its last `@` goes (a few characters too many at worst).
+ */
 function withoutUserInfo(value: string): string {
-  return value.replace(/^([^:/]*:\/\/)[^@/]*@/, '$1…@');
+  return value.replace(/^([^:/]*:\/\/)?.*@/s, '$1…@');
 }
 
 /**
