@@ -27,7 +27,7 @@ import {
 import { createMetrics, metricsPlugin, responseRecorder } from './metrics.ts';
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
-import { lazyChildLogger, RequestLogController } from './request-log.ts';
+import { lazyChildLogger, RequestLogController, serializeRequest } from './request-log.ts';
 import { emptyParamError, fallbackRoutes, isKnownPath, routableUrl } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
@@ -107,6 +107,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     logger: {
       level: config.logLevel,
       redact: { paths: REDACTED, censor: '[redacted]' },
+      serializers: { req: serializeRequest },
       ...(deps.logStream === undefined ? {} : { stream: deps.logStream }),
     },
     // Request lines at debug, per-request loggers built only when used, and the metrics of every

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -311,6 +312,47 @@ describe('logs', () => {
       }
       const raw = JSON.parse(lines.find((line) => line.includes('raw headers')) ?? '{}');
       expect(raw.headers).toEqual({ authorization: '[redacted]', 'x-api-key': '[redacted]' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('never contain the credentials of an absolute-form request target, nor do answers', async () => {
+    const lines: string[] = [];
+    const app = await fixtureApp(
+      catalogue.path,
+      { AUTH_USERS: USERS, LOG_LEVEL: 'debug' },
+      { logStream: { write: (line: string) => void lines.push(line) } },
+    );
+    try {
+      const address = await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = new URL(address);
+      // Sent over a socket: app.inject would parse the target itself, not as the server does.
+      const send = (target: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.end(
+              `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Bypass-Auth: true\r\n\r\n`,
+            );
+          });
+          let answer = '';
+          socket.on('data', (chunk) => {
+            answer += chunk;
+          });
+          socket.on('end', () => resolve(answer));
+          socket.on('error', reject);
+        });
+      const served = await send(`http://alice:s3cret@127.0.0.1:${port}/quotes/1?fields=id`);
+      expect(served).toMatch(/^HTTP\/1\.1 200 /);
+      const unknown = await send(`http://alice:s3cret@127.0.0.1:${port}/nowhere`);
+      expect(unknown).toMatch(/^HTTP\/1\.1 404 /);
+      expect(unknown).toContain(`No resource at http://[redacted]@127.0.0.1:${port}/nowhere`);
+      const logged = lines.filter((line) => line.includes('incoming request'));
+      expect(logged).toHaveLength(2);
+      expect(JSON.parse(logged[0] ?? '{}').req.url).toBe(
+        `http://[redacted]@127.0.0.1:${port}/quotes/1?fields=id`,
+      );
+      expect(lines.join('') + served + unknown).not.toContain('s3cret');
     } finally {
       await app.close();
     }

@@ -138,3 +138,28 @@ export class RequestLogController extends LogController {
     }
   }
 }
+
+/**
+ * An absolute-form URL with its user information replaced (`http://[redacted]@host/quotes`);
+ * any other URL as it is. A client may send such a request target, and credentials must reach
+ * neither the logs nor an answer's details.
+ */
+export function withoutUserInfo(url: string): string {
+  return url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1[redacted]@');
+}
+
+/**
+ * Fastify's request serializer (the `req` of every log line), with the URL's user information
+ * taken out ({@link withoutUserInfo}). Anything logged as `req` comes through here, a plain
+ * object included, so nothing in it is assumed.
+ */
+export function serializeRequest(request: Partial<FastifyRequest>): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: typeof request.url === 'string' ? withoutUserInfo(request.url) : undefined,
+    version: request.headers?.['accept-version'],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ApiError, methodNotAllowed, notFound } from '../errors.ts';
+import { withoutUserInfo } from '../request-log.ts';
 
 export async function fallbackRoutes(app: FastifyInstance): Promise<void> {
   const reject = async (request: FastifyRequest) => {
@@ -70,9 +71,10 @@ function pathOf(request: FastifyRequest): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
-/** A client's path as the details of an answer echo it: cut at 100 characters. */
+/** A client's path as the details of an answer echo it: without credentials, cut at 100 characters. */
 export function shownPath(path: string): string {
-  return path.length > 100 ? `${path.slice(0, 100)}…` : path;
+  const shown = withoutUserInfo(path);
+  return shown.length > 100 ? `${shown.slice(0, 100)}…` : shown;
 }
 
 /** The 404 of a path nothing serves, naming it. */
