@@ -96,7 +96,10 @@ export async function answer(
   const cached = answers.get(version, key);
   const etag = cached?.etag ?? etagFor(version, key);
   const condition = request.headers['if-none-match'];
-  if (ifNoneMatchHits(condition, etag, false)) return notModified(reply, etag);
+  // A HEAD's 304 needs the 200's length (notModified): it skips the query only with the bytes at hand.
+  if (ifNoneMatchHits(condition, etag, false) && (cached !== undefined || request.method !== 'HEAD')) {
+    return notModified(reply, etag, cached?.body);
+  }
   let body = cached?.body;
   if (body === undefined) {
     const produced = await produce();
@@ -107,7 +110,7 @@ export async function answer(
     // be that version's answer), and only for a request asked before.
     if ((await catalogue.info()).version === version) answers.offer(version, key, { etag, body });
   }
-  if (ifNoneMatchHits(condition, etag, true)) return notModified(reply, etag);
+  if (ifNoneMatchHits(condition, etag, true)) return notModified(reply, etag, body);
   return reply
     .header('etag', etag)
     .header('cache-control', CACHEABLE)
@@ -115,14 +118,19 @@ export async function answer(
     .send(body);
 }
 
-/** No body, but the content-type of the representation it stands for, like every other response. */
-function notModified(reply: FastifyReply, etag: string): FastifyReply {
+/**
+ * No body, but the content-type of the representation it stands for, like every other response.
+ * A HEAD is handed the 200's bytes: Fastify's HEAD handling drops them and sets Content-Length
+ * from them, where it would otherwise send `Content-Length: 0`, which RFC 9110 (8.6) forbids on
+ * a 304 whose 200 has a body.
+ */
+function notModified(reply: FastifyReply, etag: string, body: Buffer | undefined): FastifyReply {
   return reply
     .code(304)
     .header('etag', etag)
     .header('cache-control', CACHEABLE)
     .type('application/json; charset=utf-8')
-    .send();
+    .send(reply.request.method === 'HEAD' ? body : undefined);
 }
 
 /**
