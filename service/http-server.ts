@@ -13,8 +13,9 @@
  *   line; {@link unknownMethodAnswer} gives it the 405 or 404 the method would get if it parsed.
  *
  * CONNECT and unknown methods never reach Fastify, so no hook runs for them: they are neither
- * counted by the rate limiter nor authenticated, like the 405s Fastify answers for methods it
- * knows.
+ * counted by the rate limiter nor authenticated, unlike a 405 to a method Node knows (`DELETE`),
+ * which is counted as the contract says. Counting them would need the rate-limit store on a raw
+ * socket; they get no work done and close their connection, and no credentials are read.
  */
 import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
