@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 
 /** The few logger methods used here (pino and Fastify's logger have them). */
 export interface RedisLogger {
+  warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   debug(obj: object, msg: string): void;
 }
@@ -50,7 +51,18 @@ export function createRedisClient(url: string, options: RedisClientOptions = {})
   const where = redactUrl(url);
   let connected = false;
   // Without an 'error' listener ioredis reports every failed attempt as an unhandled error.
-  client.on('error', (error: Error) => logger?.debug({ redis: where, err: error.message }, 'Redis error'));
+  client.on('error', (error: Error) => {
+    // A database number the server lacks fails only the SELECT: ioredis goes on in database 0, so
+    // nothing else would show that the URL is wrong (replicas configured alike still share counts).
+    if (/DB index is out of range/i.test(error.message)) {
+      logger?.warn(
+        { redis: where, err: error.message },
+        'REDIS_URL names a database this Redis does not have; counting in database 0',
+      );
+    } else {
+      logger?.debug({ redis: where, err: error.message }, 'Redis error');
+    }
+  });
   client.on('ready', () => {
     connected = true;
     logger?.info({ redis: where }, 'Redis connection ready');

@@ -284,3 +284,20 @@ describe('rate limiting with replicas sharing Redis', () => {
     expect(rateLimitHeaders(counted.headers)).toMatchObject({ limit: MAX, remaining: MAX - 1 });
   });
 });
+
+describe('a REDIS_URL naming a database the server does not have', () => {
+  it('is said at warn level, since the connection goes on in database 0', async () => {
+    const wrong = new URL(server.url);
+    wrong.pathname = '/99';
+    const app = await replica({ config: { redisUrl: wrong.toString() } });
+    await untilReachable(app);
+    const deadline = Date.now() + 5000;
+    while (warnings(app).length === 0 && Date.now() < deadline) await sleep(20);
+    expect(warnings(app)).toEqual([
+      'REDIS_URL names a database this Redis does not have; counting in database 0',
+    ]);
+    // It still counts, shared with any replica configured alike.
+    const send = sender(nextClient());
+    expect(rateLimitHeaders((await send(app)).headers)).toMatchObject({ remaining: MAX - 1 });
+  });
+});
