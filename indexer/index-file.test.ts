@@ -8,6 +8,7 @@ import { FIXTURE_QUOTES, syntheticQuotes } from '../service/catalogue/fixtures.t
 import type { CatalogueLogger, Quote } from '../service/catalogue/port.ts';
 import { type Config, loadConfig } from '../service/config.ts';
 import {
+  BATCH_SIZE,
   IndexAbortedError,
   IndexInputError,
   type IndexSummary,
@@ -177,6 +178,36 @@ describe('a rejected file leaves the previous catalogue in place', () => {
     });
     expect(error.total).toBe(1_500);
     expect(await filesIn(dir)).toEqual(['broken.json']);
+  });
+
+  it('is reported in full even when the backend fails first, and a valid file then gets the backend error', async () => {
+    // A catalogue path below a regular file: the builder fails on the first batch.
+    await writeFile(join(dir, 'plain'), '');
+    const failing = loadConfig({ SQLITE_PATH: join(dir, 'plain', 'quotes.db') });
+    const records: unknown[] = [...syntheticQuotes(BATCH_SIZE + 100, { label: 'F' })].map(dataRecord);
+    records[BATCH_SIZE + 50] = { ...(records[BATCH_SIZE + 50] as object), publish_date: '1850-02-30' };
+    const broken = await writeDataFile(join(dir, 'broken.ndjson'), records, 'ndjson');
+
+    const rejected = await rejection(indexFile(broken, failing));
+
+    expect(rejected).toBeInstanceOf(IndexValidationError);
+    expect((rejected as IndexValidationError).problems).toEqual([
+      {
+        record: BATCH_SIZE + 51,
+        line: BATCH_SIZE + 51,
+        field: 'publish_date',
+        message: 'is not a calendar date: "1850-02-30"',
+      },
+    ]);
+
+    records[BATCH_SIZE + 50] = dataRecord(
+      [...syntheticQuotes(BATCH_SIZE + 51, { label: 'F' })][BATCH_SIZE + 50],
+    );
+    const valid = await writeDataFile(join(dir, 'valid.ndjson'), records, 'ndjson');
+    const failed = await rejection(indexFile(valid, failing));
+    expect(failed).not.toBeInstanceOf(IndexValidationError);
+    expect(failed.message).toMatch(/plain/);
+    expect(await filesIn(dir)).toEqual(['broken.ndjson', 'plain', 'valid.ndjson']);
   });
 
   it('a missing file is a one-line input error, and no catalogue is created', async () => {

@@ -70,7 +70,8 @@ export const BATCH_SIZE = 2_000;
  *
  * Throws {@link IndexInputError} (one-line message) when the file is missing, unreadable, not
  * JSON/NDJSON, syntactically broken (JSON array) or holds no record; {@link IndexAbortedError}
- * when `options.signal` aborts; backend errors (unreachable engine, full disk) as they come.
+ * when `options.signal` aborts; backend errors (unreachable engine, full disk) as they come, once
+ * the whole file is validated (a file with problems gets its report instead).
  */
 export async function indexFile(
   file: string,
@@ -81,8 +82,21 @@ export async function indexFile(
   const started = performance.now();
   const source = await openRecords(file);
   let builder: CatalogueBuilder | undefined;
+  // The backend's first failure (engine down, key refused, disk full). Validation goes on to the
+  // end of the file all the same: a file with problems is reported in full, and its report is
+  // what the user needs first, whatever the state of the engine.
+  let backendFailure: { error: unknown } | undefined;
+  const build = async (quotes: Quote[]) => {
+    if (backendFailure !== undefined) return;
+    try {
+      // Created with the first batch, not before: a file rejected early never reaches the engine.
+      builder ??= await createBuilder(config, logger);
+      await builder.add(quotes);
+    } catch (error) {
+      backendFailure = { error };
+    }
+  };
   try {
-    builder = await createBuilder(config, logger);
     const validator = new Validator({ maxProblems: MAX_PROBLEMS });
     let batch: Quote[] = [];
     let records = 0;
@@ -96,10 +110,10 @@ export async function indexFile(
         }
         const quote = validator.check(raw.value, raw.record, raw.line);
         // After the first problem the build is doomed: keep validating, stop building.
-        if (quote === null || validator.problemCount > 0) continue;
+        if (quote === null || validator.problemCount > 0 || backendFailure !== undefined) continue;
         batch.push(quote);
         if (batch.length >= BATCH_SIZE) {
-          await builder.add(batch);
+          await build(batch);
           batch = [];
         }
       }
@@ -109,9 +123,11 @@ export async function indexFile(
     if (validator.problemCount > 0) {
       throw new IndexValidationError(file, validator.problems, validator.problemCount);
     }
-    if (batch.length > 0) await builder.add(batch);
+    if (batch.length > 0) await build(batch);
+    if (backendFailure !== undefined) throw backendFailure.error;
     // The last point to stop: commit() runs to its end (it is all-or-nothing either way).
     if (signal?.aborted) throw interrupted();
+    if (builder === undefined) throw new Error('no catalogue was built');
     const info = await builder.commit();
     const warnings = validator.warnings();
     for (const warning of warnings) logger?.warn({ file }, warning);
