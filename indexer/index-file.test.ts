@@ -185,7 +185,8 @@ describe('a rejected file leaves the previous catalogue in place', () => {
     await writeFile(join(dir, 'plain'), '');
     const failing = loadConfig({ SQLITE_PATH: join(dir, 'plain', 'quotes.db') });
     const records: unknown[] = [...syntheticQuotes(BATCH_SIZE + 100, { label: 'F' })].map(dataRecord);
-    records[BATCH_SIZE + 50] = { ...(records[BATCH_SIZE + 50] as object), publish_date: '1850-02-30' };
+    const original = records[BATCH_SIZE + 50];
+    records[BATCH_SIZE + 50] = { ...(original as object), publish_date: '1850-02-30' };
     const broken = await writeDataFile(join(dir, 'broken.ndjson'), records, 'ndjson');
 
     const rejected = await rejection(indexFile(broken, failing));
@@ -200,9 +201,7 @@ describe('a rejected file leaves the previous catalogue in place', () => {
       },
     ]);
 
-    records[BATCH_SIZE + 50] = dataRecord(
-      [...syntheticQuotes(BATCH_SIZE + 51, { label: 'F' })][BATCH_SIZE + 50],
-    );
+    records[BATCH_SIZE + 50] = original;
     const valid = await writeDataFile(join(dir, 'valid.ndjson'), records, 'ndjson');
     const failed = await rejection(indexFile(valid, failing));
     expect(failed).not.toBeInstanceOf(IndexValidationError);
