@@ -12,7 +12,8 @@
  *     node deploy/meili-keys.ts <dir>
  */
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Key, Meilisearch } from 'meilisearch';
 
 /**
@@ -121,7 +122,9 @@ async function main(args: string[]): Promise<number> {
   return 0;
 }
 
-if (import.meta.main) {
+// Not import.meta.main: it came with Node 24.2, and an image built on an older cached node:24
+// would then exit 0 without writing a key.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
