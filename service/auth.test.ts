@@ -1,11 +1,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator, WWW_AUTHENTICATE } from './auth.ts';
-import { basic, buildFixtureCatalogue, errorOf, type FixtureCatalogue, fixtureApp } from './test-app.ts';
+import {
+  basic,
+  buildFixtureCatalogue,
+  errorOf,
+  type FixtureCatalogue,
+  fixtureApp,
+  rawHttp,
+} from './test-app.ts';
 
 let catalogue: FixtureCatalogue;
 let allow: FastifyInstance;
@@ -291,13 +297,19 @@ describe('valid credentials remembered between requests', () => {
 });
 
 describe('logs', () => {
-  it('never contain credentials, and redact them where a header object is logged', async () => {
+  /** An app with USERS whose log lines, at `level`, are kept in `lines`. */
+  async function loggingApp(level: string): Promise<{ app: FastifyInstance; lines: string[] }> {
     const lines: string[] = [];
     const app = await fixtureApp(
       catalogue.path,
-      { AUTH_USERS: USERS, LOG_LEVEL: 'trace' },
+      { AUTH_USERS: USERS, LOG_LEVEL: level },
       { logStream: { write: (line: string) => void lines.push(line) } },
     );
+    return { app, lines };
+  }
+
+  it('never contain credentials, and redact them where a header object is logged', async () => {
+    const { app, lines } = await loggingApp('trace');
     try {
       const header = basic('alice:s3cret');
       await request(app, { authorization: header });
@@ -318,30 +330,15 @@ describe('logs', () => {
   });
 
   it('never contain the credentials of an absolute-form request target, nor do answers', async () => {
-    const lines: string[] = [];
-    const app = await fixtureApp(
-      catalogue.path,
-      { AUTH_USERS: USERS, LOG_LEVEL: 'debug' },
-      { logStream: { write: (line: string) => void lines.push(line) } },
-    );
+    const { app, lines } = await loggingApp('debug');
     try {
-      const address = await app.listen({ host: '127.0.0.1', port: 0 });
-      const { port } = new URL(address);
+      const { port } = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
       // Sent over a socket: app.inject would parse the target itself, not as the server does.
       const send = (target: string) =>
-        new Promise<string>((resolve, reject) => {
-          const socket = connect(Number(port), '127.0.0.1', () => {
-            socket.end(
-              `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Bypass-Auth: true\r\n\r\n`,
-            );
-          });
-          let answer = '';
-          socket.on('data', (chunk) => {
-            answer += chunk;
-          });
-          socket.on('end', () => resolve(answer));
-          socket.on('error', reject);
-        });
+        rawHttp(
+          Number(port),
+          `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Bypass-Auth: true\r\n\r\n`,
+        );
       const served = await send(`http://alice:s3cret@127.0.0.1:${port}/quotes/1?fields=id`);
       expect(served).toMatch(/^HTTP\/1\.1 200 /);
       const unknown = await send(`http://alice:s3cret@127.0.0.1:${port}/nowhere`);

@@ -3,6 +3,7 @@
  * directory, and apps built by the production factory over it. Not a test file itself.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
@@ -59,6 +60,19 @@ export function fixtureApp(
     loadConfig({ SQLITE_PATH: sqlitePath, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000000', ...env }),
     deps,
   );
+}
+
+/** Writes raw bytes to a server on 127.0.0.1 and reads until it closes the socket. */
+export function rawHttp(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request));
+    let data = '';
+    socket.on('data', (chunk) => {
+      data += chunk.toString('utf8');
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(data));
+  });
 }
 
 /** GET with the bypass header: the quickest way past authentication. */

@@ -3,7 +3,6 @@
  * 304 (section 9), /health and /ready, 5xx without internals, the OpenAPI document.
  */
 import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CatalogueIndex, CatalogueUnavailableError } from '../catalogue/port.ts';
@@ -16,6 +15,7 @@ import {
   type FixtureCatalogue,
   fixtureApp,
   get,
+  rawHttp,
 } from '../test-app.ts';
 
 let catalogue: FixtureCatalogue;
@@ -167,19 +167,6 @@ describe('methods and paths', () => {
 });
 
 describe('malformed HTTP', () => {
-  /** Writes raw bytes to a listening app and reads until the server closes the socket. */
-  function raw(port: number, request: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(request));
-      let data = '';
-      socket.on('data', (chunk) => {
-        data += chunk.toString('utf8');
-      });
-      socket.on('error', reject);
-      socket.on('close', () => resolve(data));
-    });
-  }
-
   /** Runs `check` against a fixture app listening on a free port, then closes the app. */
   async function listening(check: (port: number) => Promise<void>): Promise<void> {
     const server = await fixtureApp(catalogue.path);
@@ -201,7 +188,7 @@ describe('malformed HTTP', () => {
         ],
       ];
       for (const [request, details] of cases) {
-        const response = await raw(port, request);
+        const response = await rawHttp(port, request);
         const [head = '', body = ''] = response.split('\r\n\r\n');
         expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
         expect(head).toContain('Content-Type: application/json; charset=utf-8');
@@ -230,12 +217,12 @@ describe('malformed HTTP', () => {
       };
 
       // The service has one host: a request without Host is served, as over HTTP/1.0.
-      const noHost = split(await raw(port, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n'));
+      const noHost = split(await rawHttp(port, 'GET /health HTTP/1.1\r\nConnection: close\r\n\r\n'));
       expect([noHost.status, noHost.body]).toEqual([200, { status: 'ok' }]);
-      expect(split(await raw(port, 'GET /health HTTP/1.0\r\n\r\n')).body).toEqual({ status: 'ok' });
+      expect(split(await rawHttp(port, 'GET /health HTTP/1.0\r\n\r\n')).body).toEqual({ status: 'ok' });
 
       const expectation = split(
-        await raw(
+        await rawHttp(
           port,
           'GET /quotes/7?fields=id HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Bypass-Auth: true\r\nConnection: close\r\n\r\n',
         ),
@@ -256,7 +243,7 @@ describe('malformed HTTP', () => {
         ],
         ['BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n', 404, 'No resource at /pot'],
       ] as const) {
-        const answer = split(await raw(port, request));
+        const answer = split(await rawHttp(port, request));
         expect(answer.status, request).toBe(status);
         expect(answer.body.details, request).toBe(details);
         if (status === 405) expect(answer.head).toContain('allow: get, head');
