@@ -9,7 +9,6 @@
  * single-valued parameters, and a 400 (not a silent fallback) for broken percent-encoding.
  */
 import {
-  codePointLength,
   DECIMAL_INTEGER,
   DEFAULT_LIMIT,
   type Direction,
@@ -17,6 +16,7 @@ import {
   type FilterName,
   type Filters,
   type ListQuery,
+  lengthProblem,
   MAX_LIMIT,
   MAX_VALUE_LENGTH,
   normaliseFields,
@@ -181,11 +181,8 @@ function checkParams(
       if (value.includes('\0')) throw badRequest(`${name} must not contain NUL characters`);
       // Section 4 bounds every value, not only filter values: a 250-digit page is a 400, not a
       // page past the last.
-      if (value.length > MAX_VALUE_LENGTH && codePointLength(value) > MAX_VALUE_LENGTH) {
-        throw badRequest(
-          `${name} must be at most ${MAX_VALUE_LENGTH} characters, got ${codePointLength(value)}`,
-        );
-      }
+      const tooLong = lengthProblem(name, value);
+      if (tooLong !== undefined) throw badRequest(tooLong);
     }
     if (values.length > 1 && !repeatable.has(name)) {
       throw badRequest(

@@ -337,14 +337,19 @@ export class QueryError extends Error {
 
 function checkValue(name: string, value: string): void {
   if (value.length === 0) throw new QueryError(name, `${name} must not be empty`);
+  const tooLong = lengthProblem(name, value);
+  if (tooLong !== undefined) throw new QueryError(name, tooLong);
+}
+
+/** Why `value` is longer than {@link MAX_VALUE_LENGTH}, or undefined when it is not. */
+export function lengthProblem(name: string, value: string): string | undefined {
   // Characters are code points, as the indexer counts them: a 200-character name written in
   // astral letters must stay searchable. UTF-16 length is an upper bound, so it gates the count.
-  if (value.length > MAX_VALUE_LENGTH) {
-    const length = codePointLength(value);
-    if (length > MAX_VALUE_LENGTH) {
-      throw new QueryError(name, `${name} must be at most ${MAX_VALUE_LENGTH} characters, got ${length}`);
-    }
-  }
+  if (value.length <= MAX_VALUE_LENGTH) return undefined;
+  const length = codePointLength(value);
+  return length > MAX_VALUE_LENGTH
+    ? `${name} must be at most ${MAX_VALUE_LENGTH} characters, got ${length}`
+    : undefined;
 }
 
 /** A decimal integer ≥ 1, without sign or leading zeros, of any size: how every id, page and limit is written. */
