@@ -125,15 +125,25 @@ describe('parseListQuery', () => {
   it('checks page and limit as integers in range', () => {
     expect(list('page=3&limit=100')).toMatchObject({ page: 3, limit: 100 });
     expect(rejection(() => list('limit=ten'))).toBe("limit must be an integer from 1 to 100, got 'ten'");
-    for (const bad of ['0', '101', '-1', '1.5', '01', ' 5', '1e2']) {
+    for (const bad of ['0', '101', '-1', '1.5', ' 5', '1e2']) {
       expect(rejection(() => list(`limit=${encodeURIComponent(bad)}`))).toMatch(
-        /^limit must be an integer from 1 to 100/,
+        /^limit must be an integer from 1 to 100, got /,
       );
     }
     expect(rejection(() => list('page=0'))).toBe("page must be an integer ≥ 1, got '0'");
-    for (const bad of ['-1', '1.0', '01', 'two']) {
+    for (const bad of ['-1', '1.0', 'two', '00']) {
       expect(rejection(() => list(`page=${bad}`))).toMatch(/^page must be an integer ≥ 1, got /);
     }
+    // A leading zero is refused (one spelling per number); the message says why.
+    expect(rejection(() => list('limit=05'))).toBe(
+      "limit must be an integer from 1 to 100 (written without leading zeros), got '05'",
+    );
+    expect(rejection(() => list('page=01'))).toBe(
+      "page must be an integer ≥ 1 (written without leading zeros), got '01'",
+    );
+    expect(rejection(() => list('author_id=007'))).toBe(
+      "author_id must be an integer ≥ 1 (written without leading zeros), got '007'",
+    );
     // The contract bounds page only from below: huge pages are past the last page (a 404 later).
     expect(list('page=1000000001').page).toBe(MAX_PAGE + 1);
     expect(list('page=99999999999999999999').page).toBe(MAX_PAGE + 1);
@@ -255,9 +265,12 @@ describe('the other routes', () => {
 
   it('/quotes/{id} needs an integer id ≥ 1 and takes fields only', () => {
     expect(parseIdQuery('42', readQuery('/quotes/42?fields=quote'))).toEqual({ id: 42, fields: ['quote'] });
-    for (const bad of ['0', 'abc', '-3', '1.0', '007']) {
+    for (const bad of ['0', 'abc', '-3', '1.0']) {
       expect(rejection(() => parseIdQuery(bad, new Map()))).toBe(`id must be an integer ≥ 1, got '${bad}'`);
     }
+    expect(rejection(() => parseIdQuery('007', new Map()))).toBe(
+      "id must be an integer ≥ 1 (written without leading zeros), got '007'",
+    );
     // A valid id that no quote can have (beyond the safe integers the indexer accepts): no 400.
     expect(parseIdQuery('99999999999999999999', new Map())).toEqual({ id: null, fields: null });
     expect(rejection(() => parseIdQuery('1', readQuery('/quotes/1?author=x')))).toMatch(

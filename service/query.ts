@@ -15,6 +15,7 @@ import {
   FILTER_NAMES,
   type FilterName,
   type Filters,
+  integerHint,
   type ListQuery,
   lengthProblem,
   MAX_LIMIT,
@@ -265,7 +266,9 @@ function readLimit(params: RawQuery, fallback: number): number {
   const value = params.get('limit')?.[0];
   if (value === undefined) return fallback;
   if (!DECIMAL_INTEGER.test(value) || value.length > 3 || Number(value) > MAX_LIMIT) {
-    throw badRequest(`limit must be an integer from 1 to ${MAX_LIMIT}, got '${shorten(value)}'`);
+    throw badRequest(
+      `limit must be an integer from 1 to ${MAX_LIMIT}${integerHint(value)}, got '${shorten(value)}'`,
+    );
   }
   return Number(value);
 }
@@ -274,7 +277,9 @@ function readLimit(params: RawQuery, fallback: number): number {
 function readPage(params: RawQuery): number {
   const value = params.get('page')?.[0];
   if (value === undefined) return 1;
-  if (!DECIMAL_INTEGER.test(value)) throw badRequest(`page must be an integer ≥ 1, got '${shorten(value)}'`);
+  if (!DECIMAL_INTEGER.test(value)) {
+    throw badRequest(`page must be an integer ≥ 1${integerHint(value)}, got '${shorten(value)}'`);
+  }
   return Math.min(Number(value), MAX_PAGE + 1);
 }
 
@@ -316,7 +321,9 @@ export function parseIdQuery(
   id: string,
   params: RawQuery,
 ): { id: number | null; fields: readonly QuoteField[] | null } {
-  if (!DECIMAL_INTEGER.test(id)) throw badRequest(`id must be an integer ≥ 1, got '${shorten(id)}'`);
+  if (!DECIMAL_INTEGER.test(id)) {
+    throw badRequest(`id must be an integer ≥ 1${integerHint(id)}, got '${shorten(id)}'`);
+  }
   checkParams(params, '/quotes/{id}', ID_PARAMS, NONE_REPEATABLE);
   const n = Number(id);
   return { id: Number.isSafeInteger(n) ? n : null, fields: readFields(params) };
@@ -326,7 +333,7 @@ export function parseIdQuery(
 export function parseV1Query(params: RawQuery): ListQuery {
   checkParams(params, V1_PATH, V1_PARAMS, V1_REPEATABLE);
   if (!params.has('genre')) {
-    throw badRequest(`genre is required on /api/v1/quotes; give one or more genres, e.g. genre=fiction`);
+    throw badRequest(`genre is required on /api/v1/quotes; give one or more genres, e.g. genre=tragedy`);
   }
   const orderby = params.get('orderby')?.[0] ?? 'author';
   if (!(V1_ORDER_FIELDS as readonly string[]).includes(orderby)) {

@@ -355,13 +355,18 @@ export function lengthProblem(name: string, value: string): string | undefined {
 /** A decimal integer ≥ 1, without sign or leading zeros, of any size: how every id, page and limit is written. */
 export const DECIMAL_INTEGER = /^[1-9][0-9]*$/;
 
+/** What to add to the message refusing `value` as an integer: why `007` is refused, else nothing. */
+export function integerHint(value: string): string {
+  return /^0+[1-9][0-9]*$/.test(value) ? ' (written without leading zeros)' : '';
+}
+
 /**
  * An id filter value: any decimal integer ≥ 1. One beyond the safe integer range is valid but no
  * quote can have it, so it becomes 0, an id that matches nothing (ids are ≥ 1).
  */
 function parseIdValue(name: string, value: string): number {
   if (!DECIMAL_INTEGER.test(value))
-    throw new QueryError(name, `${name} must be an integer ≥ 1, got '${value}'`);
+    throw new QueryError(name, `${name} must be an integer ≥ 1${integerHint(value)}, got '${value}'`);
   const id = Number(value);
   return Number.isSafeInteger(id) ? id : NO_ID;
 }

@@ -62,7 +62,7 @@ describe('GET /quotes/{id}', () => {
       expect(response.statusCode, id).toBe(400);
       const body = errorOf(response);
       expect(body.error).toBe('bad_request');
-      expect(body.details).toMatch(/^id must be an integer ≥ 1, got '/);
+      expect(body.details).toMatch(/^id must be an integer ≥ 1( \(written without leading zeros\))?, got '/);
     }
   });
 
