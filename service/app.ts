@@ -21,6 +21,7 @@ import {
   HTTP_OPTIONS,
   type KnownPath,
   MAX_HEADER_BYTES,
+  REQUEST_TIMEOUT_MS,
   rawResponse,
   unknownMethodAnswer,
 } from './http-server.ts';
@@ -76,7 +77,7 @@ const SERVER_LIMITS = {
    */
   keepAliveTimeout: 72_000,
   /** A whole request (headers included) must arrive within this. */
-  requestTimeout: 15_000,
+  requestTimeout: REQUEST_TIMEOUT_MS,
   /** Idle socket timeout; above keepAliveTimeout so it never cuts a keep-alive socket short. */
   connectionTimeout: 75_000,
   /**

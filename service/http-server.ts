@@ -28,8 +28,21 @@ import { shownPath, unknownPath } from './routes/fallback.ts';
  */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
-/** Fastify's `http` option: what Node's server is created with. */
-export const HTTP_OPTIONS: ServerOptions = { requireHostHeader: false, maxHeaderSize: MAX_HEADER_BYTES };
+/** A whole request, headers included, must arrive within this (Fastify's `requestTimeout`). */
+export const REQUEST_TIMEOUT_MS = 15_000;
+
+/**
+ * Fastify's `http` option: what Node's server is created with. Node enforces the request and
+ * headers timeouts only when it checks its connections, every 30 s by default: a slow client was
+ * cut after 15 to 45 s. Checked every second, the bound is what it says; the headers get no
+ * longer than the whole request (Node's default for them is 60 s).
+ */
+export const HTTP_OPTIONS: ServerOptions = {
+  requireHostHeader: false,
+  maxHeaderSize: MAX_HEADER_BYTES,
+  headersTimeout: REQUEST_TIMEOUT_MS,
+  connectionsCheckingInterval: 1_000,
+};
 
 /** Whether a path (without query) is one the service serves with GET. */
 export type KnownPath = (path: string) => boolean;

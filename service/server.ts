@@ -92,7 +92,13 @@ async function main(): Promise<void> {
   closeWithGrace({ delay: SHUTDOWN_DELAY_MS, logger: app.log }, async ({ signal, err }) => {
     if (err !== undefined) app.log.error({ err }, 'shutting down after an uncaught error');
     else app.log.info({ signal }, 'shutting down: finishing requests in flight');
+    // A request still arriving (a slow or hostile client) holds close() until its timeout, past
+    // the grace delay: the process would be killed before its close hooks ran (catalogue, Redis).
+    // Whatever is still open one second before the delay ends is cut.
+    const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_DELAY_MS - 1000);
+    cut.unref();
     await app.close();
+    clearTimeout(cut);
   });
   await listen(app, config);
 }

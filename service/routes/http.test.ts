@@ -2,7 +2,7 @@
  * What every path shares: HEAD, 405, 404, Fastify's own errors in the contract's shape, ETag and
  * 304 (section 9), /health and /ready, 5xx without internals, the OpenAPI document.
  */
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CatalogueIndex, CatalogueUnavailableError } from '../catalogue/port.ts';
@@ -196,6 +196,38 @@ describe('malformed HTTP', () => {
       }
     });
   });
+
+  it('cuts a client whose request is still arriving after 15 s, with a 400 Error object', async () => {
+    await listening(async (port) => {
+      const started = performance.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        // One header line a second, never the end of the headers: a slowloris client.
+        const socket = connect(port, '127.0.0.1', () => socket.write('GET /quotes HTTP/1.1\r\nHost: x\r\n'));
+        const trickle = setInterval(() => socket.writable && socket.write('X-Slow: 1\r\n'), 1000);
+        let data = '';
+        socket.on('data', (chunk) => {
+          data += chunk.toString('utf8');
+        });
+        socket.on('error', () => {});
+        socket.on('close', () => {
+          clearInterval(trickle);
+          resolve(data);
+        });
+        setTimeout(() => reject(new Error('still open after 30 s')), 30_000).unref();
+      });
+      const seconds = (performance.now() - started) / 1000;
+      // Node checks its connections every second (HTTP_OPTIONS): the cut comes within that second.
+      expect(seconds).toBeGreaterThanOrEqual(14.9);
+      expect(seconds).toBeLessThan(17.5);
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(body)).toEqual({
+        code: 400,
+        error: 'bad_request',
+        details: 'the request did not arrive in time',
+      });
+    });
+  }, 40_000);
 
   it('takes one filter at its contract limits in any script over real HTTP: 20 values of 200 characters', async () => {
     await listening(async (port) => {
