@@ -157,6 +157,7 @@ describe('docker-compose.yml', () => {
     expect(nginx).toMatch(/server service:3000 resolve;/);
     expect(nginx).toMatch(/resolver 127\.0\.0\.11/);
     expect(nginx).toMatch(/proxy_set_header X-Forwarded-For \$remote_addr;/);
+    expect(nginx).toMatch(/location = \/metrics \{[^}]*return 404 '\{"code":404,"error":"not_found"/);
   });
 
   it('runs k6 only under the loadtest profile, against the proxy', () => {
@@ -453,6 +454,13 @@ describe.skipIf(!hasCompose || !hasEngine)('the compose stack, end to end', () =
     const id = body.items[0]?.id;
     const one = await get(`/quotes/${id}`);
     expect([one.status, ((await one.json()) as { id: number }).id]).toEqual([200, id]);
+    // The metrics stay inside the network: the proxy answers them as an unknown path.
+    const metrics = await get('/metrics');
+    expect([metrics.status, metrics.headers.get('content-type'), await metrics.json()]).toEqual([
+      404,
+      'application/json; charset=utf-8',
+      { code: 404, error: 'not_found', details: 'No resource at /metrics' },
+    ]);
   });
 
   it('keeps answering with three replicas behind the proxy', async () => {
