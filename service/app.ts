@@ -21,11 +21,12 @@ import {
   HTTP_OPTIONS,
   type KnownPath,
   MAX_HEADER_BYTES,
+  type RawAnswerListener,
   REQUEST_TIMEOUT_MS,
   rawResponse,
   unknownMethodAnswer,
 } from './http-server.ts';
-import { createMetrics, metricsPlugin, responseRecorder } from './metrics.ts';
+import { createMetrics, metricsPlugin, rawAnswerRecorder, responseRecorder } from './metrics.ts';
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
 import { lazyChildLogger, RequestLogController, serializeRequest } from './request-log.ts';
@@ -144,10 +145,11 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       }
       sendError(request, reply, error);
     },
-    clientErrorHandler: (error, socket) => answerClientError(error, socket, knownPath),
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, knownPath, recordRaw),
   });
 
-  answerWhatNodeWouldNot(app.server, app.routing, knownPath);
+  const recordRaw = rawAnswerRecorder(metrics);
+  answerWhatNodeWouldNot(app.server, app.routing, knownPath, recordRaw);
 
   // Requests are validated by query.ts with the contract's messages; the route schemas document
   // them (OpenAPI) and serialise responses, but never reject a request themselves.
@@ -174,6 +176,8 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     metrics,
     recordResponses: false,
     beforeScrape: async () => {
+      // The store's gauge is read afresh too: without quote traffic nothing else would move it.
+      await app.rateLimitHealth();
       const info = await catalogue.info();
       metrics.setCatalogue({ version: info.version, backend: catalogue.kind, documents: info.count });
     },
@@ -231,6 +235,7 @@ function answerClientError(
   error: Error & { code?: string; rawPacket?: unknown },
   socket: Socket,
   knownPath: KnownPath,
+  onAnswer: RawAnswerListener,
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
@@ -241,8 +246,10 @@ function answerClientError(
           ? 'the request did not arrive in time'
           : 'the request is not valid HTTP';
     const answer =
-      error.code === 'HPE_INVALID_METHOD' ? unknownMethodAnswer(error.rawPacket, knownPath) : undefined;
-    socket.write(answer ?? rawResponse(badRequest(details)));
+      (error.code === 'HPE_INVALID_METHOD' ? unknownMethodAnswer(error.rawPacket, knownPath) : undefined) ??
+      badRequest(details);
+    onAnswer('OTHER', answer.statusCode);
+    socket.write(rawResponse(answer));
   }
   socket.destroy(error);
 }

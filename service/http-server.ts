@@ -49,15 +49,25 @@ export type KnownPath = (path: string) => boolean;
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void;
 
+/** Told of every answer written on a raw socket: the method (`OTHER` when unknown) and status. */
+export type RawAnswerListener = (method: string, status: number) => void;
+
 /**
  * Answers unknown expectations and CONNECT on the server Fastify created; `route` is Fastify's
  * own request handler (`app.routing`).
  */
-export function answerWhatNodeWouldNot(server: Server, route: Handler, knownPath: KnownPath): void {
+export function answerWhatNodeWouldNot(
+  server: Server,
+  route: Handler,
+  knownPath: KnownPath,
+  onAnswer?: RawAnswerListener,
+): void {
   server.on('checkExpectation', route);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
-    socket.end(rawResponse(methodAnswer('CONNECT', request.url ?? '', knownPath)));
+    const answer = methodAnswer('CONNECT', request.url ?? '', knownPath);
+    onAnswer?.('CONNECT', answer.statusCode);
+    socket.end(rawResponse(answer));
   });
 }
 
@@ -66,14 +76,14 @@ export function answerWhatNodeWouldNot(server: Server, route: Handler, knownPath
  * the bytes it received; undefined when they do not hold a request line (then it is simply not
  * valid HTTP).
  */
-export function unknownMethodAnswer(rawPacket: unknown, knownPath: KnownPath): string | undefined {
+export function unknownMethodAnswer(rawPacket: unknown, knownPath: KnownPath): ApiError | undefined {
   if (!Buffer.isBuffer(rawPacket)) return undefined;
   // The bytes are already bounded by the header limit: the request line is within them.
   const line = /^([!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}) (\S+) HTTP\/1\.[01]\r?\n/.exec(
     rawPacket.toString('latin1', 0, Math.min(rawPacket.length, MAX_HEADER_BYTES)),
   );
   if (line === null) return undefined;
-  return rawResponse(methodAnswer(line[1] as string, line[2] as string, knownPath));
+  return methodAnswer(line[1] as string, line[2] as string, knownPath);
 }
 
 /** 405 for a method other than GET/HEAD on a known path, 404 elsewhere. */

@@ -27,6 +27,22 @@ describe('Registry exposition (text format 0.0.4)', () => {
     );
   });
 
+  it('writes a counter without labels from the start, at 0', () => {
+    const registry = new Registry();
+    registry.counter('app_failures_total', 'Failures.');
+    registry.counter('app_requests_total', 'Requests by path.', ['path']);
+    expect(registry.expose()).toBe(
+      [
+        '# HELP app_failures_total Failures.',
+        '# TYPE app_failures_total counter',
+        'app_failures_total 0',
+        '# HELP app_requests_total Requests by path.',
+        '# TYPE app_requests_total counter',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('writes histograms as cumulative buckets with +Inf, _sum and _count', () => {
     const registry = new Registry();
     const latency = registry.histogram('app_seconds', 'Latency.', ['route'], [0.1, 1]);
@@ -90,6 +106,37 @@ describe('metrics plugin', () => {
   let app: FastifyInstance;
   afterEach(async () => {
     await app.close();
+  });
+
+  it('logs a failing refresh once per cause, without a stack, and still answers', async () => {
+    const metrics = createMetrics();
+    const lines: string[] = [];
+    app = Fastify({ logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } } });
+    let failure: string | null = 'catalogue unreachable';
+    await app.register(metricsPlugin, {
+      metrics,
+      recordResponses: false,
+      beforeScrape: () => {
+        if (failure !== null) throw new Error(failure);
+      },
+    });
+    await app.ready();
+    for (let i = 0; i < 3; i++) expect((await app.inject('/metrics')).statusCode).toBe(200);
+    failure = 'another cause';
+    await app.inject('/metrics');
+    failure = null;
+    await app.inject('/metrics');
+    await app.inject('/metrics');
+    const said = lines
+      .map((line) => JSON.parse(line) as { level: number; msg: string; reason?: string; after?: string })
+      .filter((line) => line.msg.startsWith('metrics:'))
+      .map((line) => [line.level, line.reason ?? line.after]);
+    expect(said).toEqual([
+      [40, 'catalogue unreachable'],
+      [40, 'another cause'],
+      [30, 'another cause'],
+    ]);
+    expect(lines.join('')).not.toContain('"stack"');
   });
 
   it('records every response by route pattern, method and status, and serves /metrics', async () => {

@@ -131,6 +131,12 @@ abstract class Metric<L extends string, C> {
 
 export class Counter<L extends string = never> extends Metric<L, CounterChild> {
   readonly type = 'counter';
+  constructor(name: string, help: string, labelNames: readonly L[]) {
+    super(name, help, labelNames);
+    // A counter without labels is written as 0 from the start: `rate()` and `increase()` ignore
+    // a series' first sample, so one that appeared only with its first event would lose it.
+    if (labelNames.length === 0) this.labels({} as LabelValues<L>);
+  }
   protected newChild(): CounterChild {
     return new CounterChild();
   }
@@ -396,6 +402,17 @@ export function responseRecorder(
   return (request, reply) => recorderOf(request)(request.method, reply.statusCode, reply.elapsedTime);
 }
 
+/**
+ * Records a response written on a raw socket, before any routing: malformed HTTP, a request that
+ * did not arrive in time, CONNECT, an unknown method. Route `unparsed`, method `CONNECT` or
+ * `OTHER` (a method token Node does not know is the client's to choose, so it is no label); only
+ * the counter, since no request start is known to time them from.
+ */
+export function rawAnswerRecorder(metrics: ServiceMetrics): (method: string, status: number) => void {
+  return (method, status) =>
+    metrics.httpRequests.labels({ route: 'unparsed', method, status: String(status) }).inc();
+}
+
 export interface MetricsPluginOptions {
   metrics: ServiceMetrics;
   /** Where the metrics are served; default `/metrics`. */
@@ -428,11 +445,22 @@ async function registerMetrics(app: FastifyInstance, options: MetricsPluginOptio
       done();
     });
   }
+  // Scrapes come every few seconds: a failure is logged when it appears or changes, not each time.
+  let failing: string | null = null;
   app.get(options.path ?? '/metrics', async (request, reply) => {
     try {
       await options.beforeScrape?.();
+      if (failing !== null) request.log.info({ after: failing }, 'metrics: gauges refreshed again');
+      failing = null;
     } catch (error) {
-      request.log.warn({ err: error }, 'metrics: refreshing gauges before the scrape failed');
+      const reason = error instanceof Error ? error.message : String(error);
+      if (reason !== failing) {
+        request.log.warn(
+          { reason },
+          'metrics: refreshing gauges before the scrape failed; previous values kept',
+        );
+      }
+      failing = reason;
     }
     const memory = process.memoryUsage();
     metrics.processResidentMemory.set(memory.rss);

@@ -180,7 +180,14 @@ async function registerRateLimit(app: FastifyInstance, options: RateLimitPluginO
     if (up === storeUp) return;
     storeUp = up;
     metrics?.rateLimitStoreUp.set(up ? 1 : 0);
-    if (up) logger.info({ store: store.kind }, 'Rate-limit store answers again; requests are counted');
+    if (!up) return;
+    // The failures left out since the last warning belong to this outage: said now, not in the
+    // first warning of the next one.
+    logger.info(
+      { store: store.kind, suppressedSinceLastWarning: suppressed },
+      'Rate-limit store answers again; requests are counted',
+    );
+    suppressed = 0;
   };
   const storeFailed = (error: StoreUnavailableError): void => {
     metrics?.rateLimitStoreFailures.inc();
@@ -241,6 +248,7 @@ async function registerRateLimit(app: FastifyInstance, options: RateLimitPluginO
     // failing open with a warning; past it the service starts anyway and Redis joins later.
     app.addHook('onReady', async () => {
       if (!(await store.connected(1000))) {
+        markUp(false);
         logger.warn(
           { store: store.kind, fail: config.fail },
           'Rate-limit store not reachable at start; RATE_LIMIT_FAIL applies until it is',

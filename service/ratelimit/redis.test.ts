@@ -6,6 +6,7 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createRedisClient } from '../redis.ts';
+import { buildFixtureCatalogue, fixtureApp } from '../test-app.ts';
 import { type RedisServer, startRedisServer } from '../test-support/redis-server.ts';
 import { isRateLimitStoreFailure } from './plugin.ts';
 import { RedisStore } from './redis-store.ts';
@@ -175,8 +176,8 @@ describe('rate limiting with replicas sharing Redis', () => {
   });
 
   it('fails open within about a second when Redis dies, and counts together again when it returns', async () => {
-    const a = await replica();
-    const b = await replica();
+    const a = await replica({ logLevel: 'info' });
+    const b = await replica({ logLevel: 'info' });
     await untilReachable(a, b);
     const send = sender(nextClient());
     expect(rateLimitHeaders((await send(a)).headers).remaining).toBe(MAX - 1);
@@ -203,6 +204,11 @@ describe('rate limiting with replicas sharing Redis', () => {
 
     await server.start(); // an empty Redis on the same port
     await untilReachable(a, b);
+    for (const target of [a, b]) {
+      // The four failures left out after the warning are told with the recovery of their outage.
+      const recovered = target.logs.filter((log) => log.msg.startsWith('Rate-limit store answers again'));
+      expect(recovered.map((log) => log.suppressedSinceLastWarning)).toEqual([4]);
+    }
     await awayFromMinuteEnd();
     const again = sender(nextClient());
     const counted = [];
@@ -299,5 +305,29 @@ describe('a REDIS_URL naming a database the server does not have', () => {
     // It still counts, shared with any replica configured alike.
     const send = sender(nextClient());
     expect(rateLimitHeaders((await send(app)).headers)).toMatchObject({ remaining: MAX - 1 });
+  });
+});
+
+describe("the service's /metrics with the Redis store", () => {
+  it('reads the store afresh at each scrape, on a replica that gets no quote requests', async () => {
+    const catalogue = await buildFixtureCatalogue();
+    await server.stop();
+    const app = await fixtureApp(catalogue.path, { RATE_LIMIT_STORE: 'redis', REDIS_URL: server.url });
+    try {
+      const storeUp = async () =>
+        Number(/\nquotes_ratelimit_store_up (\d+)\n/.exec((await app.inject('/metrics')).body)?.[1]);
+      expect(await storeUp()).toBe(0);
+      await server.start();
+      const deadline = Date.now() + 10_000;
+      let up = await storeUp();
+      while (up !== 1 && Date.now() < deadline) {
+        await sleep(100);
+        up = await storeUp();
+      }
+      expect(up).toBe(1);
+    } finally {
+      await app.close();
+      catalogue.remove();
+    }
   });
 });

@@ -14,7 +14,7 @@ import { type RateLimitPluginOptions, rateLimit } from './plugin.ts';
 export interface TestApp {
   app: FastifyInstance;
   metrics: ServiceMetrics;
-  /** Log records at warn level and above. */
+  /** Log records at the app's level (warn unless `logLevel` says otherwise) and above. */
   logs: Array<{ level: number; msg: string; [key: string]: unknown }>;
   /** Every error the error handler received, in order. */
   errors: unknown[];
@@ -23,6 +23,8 @@ export interface TestApp {
 export interface TestAppOptions extends Omit<RateLimitPluginOptions, 'config'> {
   config?: Partial<Config['rateLimit']>;
   trustProxy?: boolean;
+  /** Level of the app's logger; default warn. */
+  logLevel?: 'warn' | 'info';
 }
 
 const KNOWN_PATHS = ['/quotes', '/quotes/:id', '/api/v1/quotes'];
@@ -38,9 +40,12 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       callback();
     },
   });
-  const app = Fastify({ logger: { level: 'warn', stream }, trustProxy: options.trustProxy ?? false });
+  const app = Fastify({
+    logger: { level: options.logLevel ?? 'warn', stream },
+    trustProxy: options.trustProxy ?? false,
+  });
   const metrics = options.metrics ?? createMetrics();
-  const { config, trustProxy: _trustProxy, ...pluginOptions } = options;
+  const { config, trustProxy: _trustProxy, logLevel: _logLevel, ...pluginOptions } = options;
 
   app.setErrorHandler((error: FastifyError | ApiError, _request, reply) => {
     errors.push(error);

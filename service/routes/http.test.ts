@@ -280,6 +280,16 @@ describe('malformed HTTP', () => {
         expect(answer.body.details, request).toBe(details);
         if (status === 405) expect(answer.head).toContain('allow: get, head');
       }
+      await rawHttp(port, 'GET /quotes HTTP/1.1\r\nHost: x\r\nBroken header line\r\n\r\n');
+      // Answered before any routing, and counted all the same.
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics.split('\n').filter((line) => line.includes('route="unparsed"'))).toEqual([
+        'quotes_http_requests_total{route="unparsed",method="CONNECT",status="405"} 1',
+        'quotes_http_requests_total{route="unparsed",method="CONNECT",status="404"} 1',
+        'quotes_http_requests_total{route="unparsed",method="OTHER",status="405"} 1',
+        'quotes_http_requests_total{route="unparsed",method="OTHER",status="404"} 1',
+        'quotes_http_requests_total{route="unparsed",method="OTHER",status="400"} 1',
+      ]);
     });
   });
 });
