@@ -107,25 +107,57 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
   V1ResponseSchema,
 ];
 
-const errorRef = (description: string) => Type.Ref(ErrorSchema, { description });
+/**
+ * Response headers, as @fastify/swagger lists them in the OpenAPI document (a `headers` entry
+ * beside a response schema; Fastify's serialiser ignores it). Every counted response carries
+ * the rate-limit headers (contract section 8).
+ */
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': Type.Integer({ description: 'Requests allowed per clock minute (RATE_LIMIT_MAX)' }),
+  'X-RateLimit-Remaining': Type.Integer({ description: 'Requests left in this minute' }),
+  'X-RateLimit-Reset': Type.Integer({ description: 'Whole seconds until the minute ends (1 to 60)' }),
+};
+const CACHE_RESPONSE_HEADERS = {
+  ...RATE_LIMIT_HEADERS,
+  ETag: Type.String({ description: 'Weak tag of this answer for this catalogue version' }),
+  'Cache-Control': Type.String({ description: 'private, max-age=60' }),
+};
+const NO_STORE_HEADERS = {
+  ...RATE_LIMIT_HEADERS,
+  'Cache-Control': Type.String({ description: 'no-store' }),
+};
+
+const errorRef = (description: string, headers: Record<string, TSchema> = NO_STORE_HEADERS) =>
+  Type.Ref(ErrorSchema, { description, headers });
 const CACHE_HEADERS = 'Carries an ETag and Cache-Control: private, max-age=60.';
 const notModified = Type.Null({
   description: 'Not Modified: If-None-Match matched the current ETag; no body',
+  headers: CACHE_RESPONSE_HEADERS,
 });
 
-/** The error statuses a quote path can answer (section 2), in check order. */
-const QUOTE_ERRORS = {
+/**
+ * The error statuses a quote path can answer (section 2), in check order; `notFound` says when
+ * this route answers 404. (Other methods than GET and HEAD get 405 with `Allow: GET, HEAD`; an
+ * OpenAPI operation is one method, so no operation lists it.)
+ */
+const quoteErrors = (notFound: string) => ({
   400: errorRef('An invalid parameter (bad_request)'),
   401: errorRef(
     'Missing or wrong credentials (unauthorized), or malformed Basic value (invalid_credentials)',
+    {
+      ...NO_STORE_HEADERS,
+      'WWW-Authenticate': Type.String({ description: 'Basic realm="quotes", charset="UTF-8"' }),
+    },
   ),
   403: errorRef('X-Bypass-Auth sent while bypass is disabled, without valid credentials (forbidden)'),
-  404: errorRef('Nothing matches, unknown id, or a page past the last (not_found)'),
-  405: errorRef('A method other than GET or HEAD (method_not_allowed)'),
-  429: errorRef('Per-minute request limit exceeded (too_many_requests); see Retry-After'),
+  404: errorRef(`${notFound} (not_found)`),
+  429: errorRef('Per-minute request limit exceeded (too_many_requests)', {
+    ...NO_STORE_HEADERS,
+    'Retry-After': Type.Integer({ description: 'Whole seconds until the next minute begins (1 to 60)' }),
+  }),
   500: errorRef('A bug; details never hold internals (internal_server_error)'),
   503: errorRef('The catalogue is unreachable or not built yet (service_unavailable)'),
-};
+});
 
 const text = (description: string) =>
   Type.Optional(
@@ -192,9 +224,12 @@ export const listQuotesSchema = {
     { additionalProperties: false },
   ),
   response: {
-    200: Type.Ref(QuotesResponseSchema, { description: `One page of quotes. ${CACHE_HEADERS}` }),
+    200: Type.Ref(QuotesResponseSchema, {
+      description: `One page of quotes. ${CACHE_HEADERS}`,
+      headers: CACHE_RESPONSE_HEADERS,
+    }),
     304: notModified,
-    ...QUOTE_ERRORS,
+    ...quoteErrors('Nothing matches, or a page past the last (its details name the last page)'),
   },
 };
 
@@ -206,8 +241,11 @@ export const randomQuoteSchema = {
   security,
   querystring: Type.Object({ ...filterParams, fields: fieldsParam }, { additionalProperties: false }),
   response: {
-    200: Type.Ref(QuoteSchema, { description: 'One quote. Cache-Control: no-store' }),
-    ...QUOTE_ERRORS,
+    200: Type.Ref(QuoteSchema, {
+      description: 'One quote. Cache-Control: no-store',
+      headers: NO_STORE_HEADERS,
+    }),
+    ...quoteErrors('No quote matches the filters'),
   },
 };
 
@@ -218,9 +256,12 @@ export const quoteByIdSchema = {
   params: Type.Object({ id: Type.Integer({ minimum: 1, description: 'Quote id' }) }),
   querystring: Type.Object({ fields: fieldsParam }, { additionalProperties: false }),
   response: {
-    200: Type.Ref(QuoteSchema, { description: `The quote. ${CACHE_HEADERS}` }),
+    200: Type.Ref(QuoteSchema, {
+      description: `The quote. ${CACHE_HEADERS}`,
+      headers: CACHE_RESPONSE_HEADERS,
+    }),
     304: notModified,
-    ...QUOTE_ERRORS,
+    ...quoteErrors('No quote has this id'),
   },
 };
 
@@ -250,9 +291,12 @@ export const v1QuotesSchema = {
     { additionalProperties: false },
   ),
   response: {
-    200: Type.Ref(V1ResponseSchema, { description: `One page of quotes. ${CACHE_HEADERS}` }),
+    200: Type.Ref(V1ResponseSchema, {
+      description: `One page of quotes. ${CACHE_HEADERS}`,
+      headers: CACHE_RESPONSE_HEADERS,
+    }),
     304: notModified,
-    ...QUOTE_ERRORS,
+    ...quoteErrors('No quote has the genre, or a page past the last'),
   },
 };
 
@@ -270,6 +314,8 @@ export const readySchema = {
   tags: ['operations'],
   response: {
     200: { ...ReadySchema, description: 'A catalogue is open and answers' },
-    503: errorRef('No catalogue is open yet, or its backend is unreachable (service_unavailable)'),
+    503: errorRef('No catalogue is open yet, or its backend is unreachable (service_unavailable)', {
+      'Cache-Control': Type.String({ description: 'no-store' }),
+    }),
   },
 };

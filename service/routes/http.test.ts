@@ -554,11 +554,31 @@ describe('/health, /ready and the docs', () => {
       '401',
       '403',
       '404',
-      '405',
       '429',
       '500',
       '503',
     ]);
+    // The headers the contract puts on responses are in the document, not only in prose.
+    const headersOf = (response: { headers?: Record<string, unknown> }) =>
+      Object.keys(response.headers ?? {});
+    expect(headersOf(list.responses['200'])).toEqual([
+      'X-RateLimit-Limit',
+      'X-RateLimit-Remaining',
+      'X-RateLimit-Reset',
+      'ETag',
+      'Cache-Control',
+    ]);
+    expect(headersOf(list.responses['429'])).toContain('Retry-After');
+    expect(headersOf(list.responses['401'])).toContain('WWW-Authenticate');
+    expect(list.responses['200'].headers['X-RateLimit-Reset'].schema).toEqual({ type: 'integer' });
+    expect(doc.paths['/quotes/random'].get.responses['404'].description).toBe(
+      'No quote matches the filters (not_found)',
+    );
+    expect(headersOf(doc.paths['/ready'].get.responses['503'])).toEqual(['Cache-Control']);
+    // The served answers carry no trace of the documentation's headers entries.
+    const served = await get(app, '/quotes?limit=1');
+    expect(served.statusCode).toBe(200);
+    expect(Object.keys(served.json())).toEqual(['items', 'pagination']);
     expect(doc.components.schemas.Error.required).toEqual(['code', 'error', 'details']);
     const docs = await app.inject({ method: 'GET', url: '/docs' });
     expect(docs.statusCode).toBe(200);
