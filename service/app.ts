@@ -105,6 +105,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   const metrics = createMetrics();
   // The server and the client-error handler look routes up; they exist before the routes do.
   const knownPath = (path: string) => isKnownPath(app, path);
+  const recordRaw = rawAnswerRecorder(metrics);
   const app: FastifyInstance = Fastify({
     logger: {
       level: config.logLevel,
@@ -148,7 +149,6 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     clientErrorHandler: (error, socket) => answerClientError(error, socket, knownPath, recordRaw),
   });
 
-  const recordRaw = rawAnswerRecorder(metrics);
   answerWhatNodeWouldNot(app.server, app.routing, knownPath, recordRaw);
 
   // Requests are validated by query.ts with the contract's messages; the route schemas document
