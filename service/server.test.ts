@@ -119,6 +119,14 @@ describe('npm start on a fresh clone', () => {
       headers: { Authorization: `Basic ${Buffer.from('dev:dev').toString('base64')}` },
     });
     expect(await dev.json()).toEqual({ id: 1 });
+    // The genre form's hint names a genre the bundled catalogue has: following it finds quotes.
+    const bypass = { headers: { 'X-Bypass-Auth': 'true' } };
+    const hint = (await (await fetch(new URL('/api/v1/quotes', server.url), bypass)).json()) as {
+      details: string;
+    };
+    const example = /e\.g\. (genre=\S+)$/.exec(hint.details)?.[1];
+    expect(example).toBeDefined();
+    expect((await fetch(new URL(`/api/v1/quotes?${example}`, server.url), bypass)).status).toBe(200);
 
     const running = server;
     const started = Date.now();
