@@ -54,19 +54,19 @@ export type RawAnswerListener = (method: string, status: number) => void;
 
 /**
  * Answers unknown expectations and CONNECT on the server Fastify created; `route` is Fastify's
- * own request handler (`app.routing`).
+ * own request handler (`app.routing`), `onAnswer` hears of each CONNECT answered.
  */
 export function answerWhatNodeWouldNot(
   server: Server,
   route: Handler,
   knownPath: KnownPath,
-  onAnswer?: RawAnswerListener,
+  onAnswer: RawAnswerListener,
 ): void {
   server.on('checkExpectation', route);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
     const answer = methodAnswer('CONNECT', request.url ?? '', knownPath);
-    onAnswer?.('CONNECT', answer.statusCode);
+    onAnswer('CONNECT', answer.statusCode);
     socket.end(rawResponse(answer));
   });
 }
