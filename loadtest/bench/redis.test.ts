@@ -1,10 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisServer, startRedisServer } from '../../service/test-support/redis-server.ts';
+import { needsRedisServer } from '../../service/test-support/suites.ts';
 import { freePort } from './processes.ts';
 import { scriptCalls } from './redis.ts';
 
-describe('scriptCalls', () => {
+describe.runIf(needsRedisServer(import.meta.url))('scriptCalls', () => {
   let server: RedisServer;
   let client: Redis;
   beforeAll(async () => {

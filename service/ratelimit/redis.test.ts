@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createRedisClient } from '../redis.ts';
 import { buildFixtureCatalogue, fixtureApp } from '../test-app.ts';
 import { type RedisServer, startRedisServer } from '../test-support/redis-server.ts';
+import { needsRedisServer } from '../test-support/suites.ts';
 import { isRateLimitStoreFailure } from './plugin.ts';
 import { RedisStore } from './redis-store.ts';
 import { msToNextWindow } from './store.ts';
@@ -22,17 +23,20 @@ import {
 const MAX = 5;
 const NO_HEADERS = { limit: undefined, remaining: undefined, reset: undefined, retryAfter: undefined };
 
+const hasRedis = needsRedisServer(import.meta.url);
+
 let server: RedisServer;
 let opened: Array<{ close(): Promise<unknown> }> = [];
 let clientNumber = 0;
 
 beforeAll(async () => {
-  server = await startRedisServer();
+  if (hasRedis) server = await startRedisServer();
 });
 afterAll(async () => {
-  await server.close();
+  await server?.close();
 });
 beforeEach(async () => {
+  if (!hasRedis) return;
   server.resume();
   if (!server.running) await server.start();
 });
@@ -91,7 +95,7 @@ async function awayFromMinuteEnd(): Promise<void> {
 
 const warnings = (target: TestApp) => target.logs.filter((log) => log.level === 40).map((log) => log.msg);
 
-describe('rate limiting with replicas sharing Redis', () => {
+describe.runIf(hasRedis)('rate limiting with replicas sharing Redis', () => {
   it('allows exactly RATE_LIMIT_MAX requests per minute across two replicas, then both answer 429', async () => {
     // The first replica's own clock is 45 s off: the window comes from Redis TIME anyway.
     const a = await replica({ clock: () => Date.now() + 45_000 });
@@ -291,7 +295,7 @@ describe('rate limiting with replicas sharing Redis', () => {
   });
 });
 
-describe('a REDIS_URL naming a database the server does not have', () => {
+describe.runIf(hasRedis)('a REDIS_URL naming a database the server does not have', () => {
   it('is said at warn level, since the connection goes on in database 0', async () => {
     const wrong = new URL(server.url);
     wrong.pathname = '/99';
@@ -308,7 +312,7 @@ describe('a REDIS_URL naming a database the server does not have', () => {
   });
 });
 
-describe("the service's /metrics with the Redis store", () => {
+describe.runIf(hasRedis)("the service's /metrics with the Redis store", () => {
   it('reads the store afresh at each scrape, on a replica that gets no quote requests', async () => {
     const catalogue = await buildFixtureCatalogue();
     await server.stop();

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeRedisClient, createRedisClient, whenReady } from '../redis.ts';
 import { type RedisServer, startRedisServer } from '../test-support/redis-server.ts';
+import { needsRedisServer } from '../test-support/suites.ts';
 import { MemoryStore } from './memory.ts';
 import { GATHER_MAX_REQUESTS, MAX_KEYS_PER_CALL, RedisStore } from './redis-store.ts';
 import {
@@ -21,21 +22,32 @@ import { manualClock } from './test-app.ts';
 
 const MINUTE = Date.UTC(2030, 0, 1, 12, 0, 0);
 
+const hasRedis = needsRedisServer(import.meta.url);
+
 let server: RedisServer;
 let client: Redis;
 beforeAll(async () => {
+  if (!hasRedis) return;
   server = await startRedisServer();
   client = createRedisClient(server.url);
   if (!(await whenReady(client, 5000))) throw new Error('could not connect to the test redis-server');
 });
 afterAll(async () => {
+  if (!hasRedis) return;
   await closeRedisClient(client);
   await server.close();
 });
 
 const adapters: Array<[string, (clock: Clock) => RateLimitStore]> = [
   ['memory', (clock) => new MemoryStore({ clock })],
-  ['redis', (clock) => new RedisStore({ client, prefix: `test:${randomUUID()}:`, now: clock })],
+  ...(hasRedis
+    ? [
+        [
+          'redis',
+          (clock: Clock) => new RedisStore({ client, prefix: `test:${randomUUID()}:`, now: clock }),
+        ] as [string, (clock: Clock) => RateLimitStore],
+      ]
+    : []),
 ];
 
 describe.each(adapters)('%s store', (_name, createStore) => {
@@ -87,7 +99,7 @@ describe.each(adapters)('%s store', (_name, createStore) => {
   });
 });
 
-describe('redis store on Redis time', () => {
+describe.runIf(hasRedis)('redis store on Redis time', () => {
   it('takes the window from Redis TIME, not from the caller', async () => {
     const store = new RedisStore({ client, prefix: `test:${randomUUID()}:` });
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -113,7 +125,7 @@ describe('redis store on Redis time', () => {
   });
 });
 
-describe('redis store batches', () => {
+describe.runIf(hasRedis)('redis store batches', () => {
   const at = () => MINUTE + 5_000;
   const newStore = (options: { client?: Redis; timeoutMs?: number } = {}) =>
     new RedisStore({
