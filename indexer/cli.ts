@@ -7,7 +7,7 @@
 import type { CatalogueLogger } from '../service/catalogue/port.ts';
 import { type Config, ConfigError, loadConfig } from '../service/config.ts';
 import { IndexAbortedError, IndexInputError, IndexValidationError, indexFile } from './index-file.ts';
-import { createProgressLine } from './progress.ts';
+import { createProgressLine, createProgressLog } from './progress.ts';
 import { MAX_GENRES, MAX_LABEL_LENGTH, MAX_QUOTE_LENGTH, MAX_URL_LENGTH, type Problem } from './validate.ts';
 
 const USAGE = `Usage: npm run index -- <file>
@@ -36,6 +36,9 @@ Environment (the same as the service's):
   MEILI_HOST       Meilisearch address (default http://127.0.0.1:7700)
   MEILI_ADMIN_KEY  key allowed to create and swap indexes (falls back to MEILI_API_KEY)
   MEILI_INDEX      live index name (default quotes)
+
+Progress goes to stderr: one line redrawn in place on a terminal, else a line every 5 s
+(none for a shorter run), including while the backend finishes after the file is read.
 
 Exit codes:
   0    catalogue replaced; one summary line on stdout
@@ -131,9 +134,11 @@ async function main(): Promise<number> {
     return EXIT_USAGE;
   }
 
-  const progress = stderr.isTTY ? createProgressLine(stderr) : undefined;
+  const progress = stderr.isTTY ? createProgressLine(stderr) : createProgressLog(stderr);
+  // Keeps progress moving while the backend finishes (Meilisearch can take minutes after the file).
+  const heartbeat = setInterval(() => progress.refresh(), 1000).unref();
   const say = (line: string) => {
-    progress?.clear();
+    progress.clear();
     stderr.write(`${line}\n`);
   };
   const controller = new AbortController();
@@ -149,16 +154,16 @@ async function main(): Promise<number> {
     const summary = await indexFile(parsed.file, config, {
       logger: stderrLogger(config.logLevel, say),
       signal: controller.signal,
-      onProgress: progress?.update,
+      onProgress: progress.update,
     });
-    progress?.clear();
+    progress.clear();
     stdout.write(
       `indexed ${summary.records} ${summary.records === 1 ? 'quote' : 'quotes'} into ${target(config)} in ${summary.seconds.toFixed(2)} s ` +
         `(version ${summary.version})\n`,
     );
     return 0;
   } catch (error) {
-    progress?.clear();
+    progress.clear();
     if (error instanceof IndexValidationError) {
       for (const problem of error.problems) stderr.write(`${formatProblem(problem)}\n`);
       const more = error.total - error.problems.length;
@@ -182,6 +187,7 @@ async function main(): Promise<number> {
       stderr.write(`${(error as Error).stack}\n`);
     return EXIT_BACKEND;
   } finally {
+    clearInterval(heartbeat);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProgressLine, formatProgress } from './progress.ts';
+import { createProgressLine, createProgressLog, formatProgress } from './progress.ts';
 
 describe('formatProgress', () => {
   it('shows records, share of the file and rate', () => {
@@ -65,5 +65,67 @@ describe('createProgressLine', () => {
     const written: string[] = [];
     createProgressLine({ write: (text: string) => written.push(text) }).clear();
     expect(written).toEqual([]);
+  });
+});
+
+describe('createProgressLine refresh', () => {
+  it('redraws the last figures with the time spent finishing, once per interval', () => {
+    const written: string[] = [];
+    let now = 0;
+    const line = createProgressLine(
+      { write: (text: string) => written.push(text) },
+      { intervalMs: 1000, now: () => now },
+    );
+    line.refresh(); // nothing to show yet
+    line.update(200, 1_000, 1_000);
+    now = 500;
+    line.refresh(); // within the interval
+    now = 3_000;
+    line.refresh();
+    expect(written).toEqual([
+      '\rindexing: 200 records read, finishing the catalogue (0 s)\u001b[K',
+      '\rindexing: 200 records read, finishing the catalogue (3 s)\u001b[K',
+    ]);
+  });
+});
+
+describe('createProgressLog', () => {
+  it('writes whole lines at most once per interval, and nothing for a run shorter than that', () => {
+    const written: string[] = [];
+    let now = 0;
+    const log = createProgressLog({ write: (text: string) => written.push(text) }, { now: () => now });
+    now = 1_000;
+    log.update(1_000, 100, 10_000);
+    now = 4_999;
+    log.update(4_000, 400, 10_000);
+    expect(written).toEqual([]);
+    now = 5_000;
+    log.update(5_000, 500, 10_000);
+    now = 9_000;
+    log.update(9_000, 900, 10_000);
+    now = 10_000;
+    log.update(10_000, 1_000, 10_000);
+    log.clear(); // lines stay: nothing to erase in a log
+    expect(written).toEqual([
+      'indexing: 5,000 records, 5% of 0.0 MB, 1,000 records/s\n',
+      'indexing: 10,000 records, 10% of 0.0 MB, 1,000 records/s\n',
+    ]);
+  });
+
+  it('keeps telling, every interval, that the catalogue is being finished after the file is read', () => {
+    const written: string[] = [];
+    let now = 0;
+    const log = createProgressLog(
+      { write: (text: string) => written.push(text) },
+      { intervalMs: 5_000, now: () => now },
+    );
+    now = 6_000;
+    log.update(1_000_000, 400, 400);
+    for (now = 6_000; now <= 17_000; now += 1_000) log.refresh();
+    expect(written).toEqual([
+      'indexing: 1,000,000 records read, finishing the catalogue (6 s)\n',
+      'indexing: 1,000,000 records read, finishing the catalogue (11 s)\n',
+      'indexing: 1,000,000 records read, finishing the catalogue (16 s)\n',
+    ]);
   });
 });

@@ -1,8 +1,16 @@
-/** A one-line progress display for terminals, redrawn in place at most a few times a second. */
+/**
+ * Progress of a long indexing run: on a terminal, one line redrawn in place a few times a second;
+ * elsewhere (a CI log, a file), a line every few seconds, so a run of minutes is never silent.
+ */
 
 export interface ProgressLine {
-  /** Redraws the line unless it was drawn less than the interval ago. */
+  /** Shows the new figures unless progress was shown less than the interval ago. */
   update(records: number, bytes: number, totalBytes: number): void;
+  /**
+   * Shows the last figures again (with the time elapsed) when the interval has passed: the backend
+   * can work for minutes after the file is read, with no record to report.
+   */
+  refresh(): void;
   /** Erases the line so that the next output starts on a clean line. */
   clear(): void;
 }
@@ -38,8 +46,10 @@ export function createProgressLine(
   const started = now();
   let last = Number.NEGATIVE_INFINITY;
   let drawn = false;
-  return {
+  let figures: [number, number, number] | undefined;
+  const line: ProgressLine = {
     update(records, bytes, totalBytes) {
+      figures = [records, bytes, totalBytes];
       const t = now();
       // The end of the file is always shown: the backend may work a while after it, silently.
       const finishing = totalBytes > 0 && bytes >= totalBytes;
@@ -49,10 +59,47 @@ export function createProgressLine(
       // \r returns to the line start, ESC[K erases what a longer previous line left behind.
       stream.write(`\r${formatProgress(records, bytes, totalBytes, (t - started) / 1000)}\u001b[K`);
     },
+    refresh() {
+      if (figures !== undefined && now() - last >= interval) line.update(...figures);
+    },
     clear() {
       if (!drawn) return;
       drawn = false;
       stream.write('\r\u001b[K');
     },
+  };
+  return line;
+}
+
+/**
+ * Writes progress as whole lines to a stream that is not a terminal, one every `intervalMs`
+ * (5 s by default) and none at all for a run shorter than that. The end of the file is told once,
+ * then the time spent finishing, at the same pace.
+ */
+export function createProgressLog(
+  stream: { write(text: string): unknown },
+  options: { intervalMs?: number; now?: () => number } = {},
+): ProgressLine {
+  const interval = options.intervalMs ?? 5000;
+  const now = options.now ?? performance.now.bind(performance);
+  const started = now();
+  let last = started;
+  let figures: [number, number, number] | undefined;
+  const show = (t: number) => {
+    if (figures === undefined) return;
+    last = t;
+    stream.write(`${formatProgress(...figures, (t - started) / 1000)}\n`);
+  };
+  return {
+    update(records, bytes, totalBytes) {
+      figures = [records, bytes, totalBytes];
+      const t = now();
+      if (t - last >= interval) show(t);
+    },
+    refresh() {
+      const t = now();
+      if (t - last >= interval) show(t);
+    },
+    clear() {},
   };
 }
