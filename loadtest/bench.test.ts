@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { announceSkip, announceUsing } from '../service/test-support/suites.ts';
 import type { LoadResult } from './bench/load.ts';
+import { meiliBinary, meiliVersion } from './bench/meili.ts';
+import type { MeiliReport } from './bench/meili-report.ts';
 import type { BenchReport } from './bench/report.ts';
 import { MIX_KINDS } from './lib/mix.ts';
 
@@ -119,5 +122,57 @@ describe('npm run bench --quick', () => {
     const { code, stderr } = await run(['--count', 'many']);
     expect(code).toBe(2);
     expect(stderr).toBe("bench: --count must be an integer from 1 to 10000000, got 'many' (see --help)\n");
+  });
+});
+
+const meili = meiliBinary();
+if (meili === undefined) {
+  announceSkip(
+    import.meta.url,
+    'npm run bench --backend meilisearch: no Meilisearch binary (set MEILI_BIN or put meilisearch on PATH)',
+  );
+} else {
+  announceUsing(
+    import.meta.url,
+    `${meiliVersion(meili) ?? 'meilisearch (version unknown)'} for --backend meilisearch`,
+  );
+}
+
+describe.runIf(meili !== undefined)('npm run bench --backend meilisearch --quick', () => {
+  it('indexes through the indexer, replays the service requests and measures every kind of page', {
+    timeout: 180_000,
+  }, async () => {
+    const out = join(dir, 'meili-report.json');
+    const { code, stdout, stderr } = await run([
+      '--backend',
+      'meilisearch',
+      '--quick',
+      '--count',
+      '3000',
+      '--duration',
+      '1',
+      '--out',
+      out,
+      '--cache-dir',
+      dir,
+    ]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toContain('| target | rule | value | verdict |');
+    const report = JSON.parse(readFileSync(out, 'utf8')) as MeiliReport;
+    const { results } = report;
+    expect(report.config).toMatchObject({ backend: 'meilisearch', count: 3000, quick: true });
+    expect(results.engine.version).toMatch(/^meilisearch \d+\.\d+\.\d+/);
+    expect(results.totalQuotes).toBe(3000);
+    expect(results.directIngestionSeconds).toBeGreaterThan(0);
+    expect(results.indexing.seconds).toBeGreaterThan(0);
+    // Every answer of the mix needed at least one engine request, and each was replayed.
+    expect(results.requestsPerAnswer).toBeGreaterThanOrEqual(1);
+    expectMeasured('mix', results.mix);
+    expectMeasured('replay', results.replay);
+    expect(Object.keys(results.pages)).toHaveLength(3);
+    for (const [name, page] of Object.entries(results.pages)) expectMeasured(name, page);
+    expectMeasured('random', results.random);
+    expect(results.pastTheEnd.statuses).toEqual({ '404': results.pastTheEnd.requests });
+    expect(report.failures).toEqual([]);
   });
 });

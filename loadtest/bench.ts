@@ -8,16 +8,36 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Meilisearch } from 'meilisearch';
+import { ensureKeys } from '../deploy/meili-keys.ts';
+import { QUOTE_FIELDS } from '../service/catalogue/port.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
+import {
+  encodeBatches,
+  ingestDirect,
+  meiliBinary,
+  meiliVersion,
+  startMeili,
+  startRecorder,
+} from './bench/meili.ts';
+import {
+  evaluateMeili,
+  type MeiliReport,
+  type MeiliResults,
+  meiliFailures,
+  meiliTable,
+} from './bench/meili-report.ts';
 import { measureOpenLoop } from './bench/open-loop.ts';
 import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './bench/options.ts';
 import {
   type Child,
   cpuSecondsOf,
   freePort,
+  INDEXER_NODE_FLAGS,
   killAllNow,
   memoryOf,
+  runMeasured,
   SERVICE_NODE_FLAGS,
   start,
   stopAll,
@@ -309,6 +329,183 @@ async function run(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
+/**
+ * Distinct spellings of one listing: the same page with different `fields`. The service keeps
+ * answers asked for twice, so a page asked again and again would measure that cache, not the engine.
+ */
+function distinctSpellings(path: string, count: number): string[] {
+  const out: string[] = [];
+  for (let mask = (1 << QUOTE_FIELDS.length) - 1; mask > 0 && out.length < count; mask--) {
+    const fields = QUOTE_FIELDS.filter((_, i) => (mask & (1 << i)) !== 0);
+    out.push(`${path}&fields=${fields.join(',')}`);
+  }
+  return out;
+}
+
+async function runMeili(options: BenchOptions): Promise<MeiliReport> {
+  const binary = meiliBinary();
+  if (binary === undefined) {
+    throw new Error(
+      '--backend meilisearch needs a Meilisearch binary: set MEILI_BIN or put meilisearch on PATH',
+    );
+  }
+  const version = meiliVersion(binary);
+  if (version === undefined) throw new Error(`${binary} --version failed: is it a Meilisearch binary?`);
+  const env = baseEnv();
+  const random = seededRandom(options.seed);
+  const work = mkdtempSync(join(tmpdir(), 'quotes-bench-'));
+  workDirs.add(work);
+  const auth = { Authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` };
+  try {
+    log(`catalogue of ${options.count} quotes (seed ${options.seed})`);
+    const catalogue = await ensureCatalogue(ROOT, options.cacheDir, options.count, options.seed, env);
+    const engine = await startMeili(binary, join(work, 'meili'), env);
+    log(`${version} started`);
+    const engineMemory = watchMemory(engine.child.pid);
+    const admin = { url: engine.url, key: engine.masterKey };
+    // The deployment's keys: the indexer writes with its own, the service reads with its own.
+    const keys = await ensureKeys(new Meilisearch({ host: engine.url, apiKey: engine.masterKey }), 'quotes');
+    const indexerKey = keys.get('indexer.key') as string;
+    const searchKey = keys.get('search.key') as string;
+
+    log('encoding the documents for the engine alone');
+    const batches = await encodeBatches(catalogue.file, work);
+    const directIngestionSeconds = await ingestDirect(admin, 'direct_ingestion', batches.files);
+    log(`the engine alone ingested ${batches.count} documents in ${directIngestionSeconds.toFixed(1)} s`);
+    const dropped = await fetch(`${engine.url}/indexes/direct_ingestion`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${engine.masterKey}` },
+    });
+    if (!dropped.ok) throw new Error(`deleting the ingestion index answered ${dropped.status}`);
+    for (const file of batches.files) rmSync(file, { force: true });
+
+    log(`indexing ${catalogue.file} through the indexer`);
+    const indexed = await runMeasured(
+      'indexer',
+      process.execPath,
+      [...INDEXER_NODE_FLAGS, join(ROOT, 'indexer/cli.ts'), catalogue.file],
+      { ...env, SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.url, MEILI_ADMIN_KEY: indexerKey },
+    );
+    if (indexed.code !== 0)
+      throw new Error(`indexer/cli.ts exited ${indexed.code}:\n${indexed.output.trim()}`);
+    log(`the indexer took ${indexed.seconds.toFixed(1)} s`);
+    const rssAfterIndexingBytes = memoryOf(engine.child.pid)?.rss ?? null;
+
+    const meiliEnv = (host: string) => ({
+      SEARCH_BACKEND: 'meilisearch',
+      MEILI_HOST: host,
+      MEILI_API_KEY: searchKey,
+    });
+    const service = await startService('service', join(work, 'unused.db'), meiliEnv(engine.url));
+    const top = (await (await fetch(`${service.url}/quotes?limit=20`, { headers: auth })).json()) as {
+      pagination: { total_quotes: number; total_pages: number };
+    };
+    const totalQuotes = top.pagination.total_quotes;
+    const lastPage = top.pagination.total_pages;
+
+    const vocab = await sampleVocabulary(service.url, auth, options.quick ? 3 : 20, random);
+    // More distinct paths than a run can use: a path asked twice would come from the answer cache.
+    const mix = mixPaths(vocab, random, options.quick ? 2_000 : 30_000);
+
+    // The engine requests behind each answer, recorded by a second service pointed at a proxy.
+    const recorder = await startRecorder(engine.url);
+    const recording = await startService(
+      'service (recording)',
+      join(work, 'unused.db'),
+      meiliEnv(recorder.url),
+    );
+    recorder.requests.length = 0;
+    const recorded = await measure({
+      baseUrl: recording.url,
+      paths: mix,
+      headers: auth,
+      connections: 8,
+      duration: 0,
+      amount: mix.length,
+    });
+    await recording.child.stop();
+    await recorder.close();
+    const requests = [...recorder.requests];
+    const requestsPerAnswer = requests.length / recorded.requests;
+    log(`recorded ${requests.length} engine requests for ${recorded.requests} answers`);
+
+    const load = { connections: options.connections, duration: options.duration };
+    const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup: 0 });
+    log(summary(`uncached mix (${mix.length} paths)`, mixRun));
+    if (mixRun.requests > mix.length)
+      log(`warning: the mix cycled (${mixRun.requests} requests): answers were cached`);
+    const replay = await measure({ baseUrl: engine.url, paths: requests, ...load });
+    log(summary(`the same engine requests, replayed (${requests.length})`, replay));
+
+    const one = { headers: auth, connections: 1, duration: 0, amount: options.quick ? 20 : 100 };
+    const pagePaths: Record<string, string> = {
+      'last page, sort=id': `/quotes?sort=id&limit=20&page=${lastPage}`,
+      'page at 80%, sort=category': `/quotes?sort=category&limit=20&page=${Math.max(1, Math.ceil(lastPage * 0.8))}`,
+      'middle page, sort=quote_length desc': `/quotes?sort=quote_length&order=desc&limit=20&page=${Math.max(1, Math.ceil(lastPage / 2))}`,
+    };
+    const pages: MeiliResults['pages'] = {};
+    for (const [name, path] of Object.entries(pagePaths)) {
+      const result = await measure({
+        baseUrl: service.url,
+        paths: distinctSpellings(path, one.amount),
+        ...one,
+      });
+      pages[name] = { ...result, path };
+      log(summary(name, result));
+    }
+    const pastPath = `/quotes?limit=20&page=${lastPage + 1}`;
+    const pastTheEnd = {
+      ...(await measure({ baseUrl: service.url, paths: distinctSpellings(pastPath, one.amount), ...one })),
+      path: pastPath,
+    };
+    log(summary('past the last page', pastTheEnd));
+    const randomRun = await measure({
+      baseUrl: service.url,
+      paths: ['/quotes/random'],
+      headers: auth,
+      connections: options.connections,
+      duration: Math.max(1, Math.round(options.duration / 2)),
+    });
+    log(summary('/quotes/random', randomRun));
+    const peakRssBytes = engineMemory.peak() ?? null;
+    engineMemory.stop();
+
+    const results: MeiliResults = {
+      engine: { version, rssAfterIndexingBytes, peakRssBytes },
+      catalogue: { count: options.count, bytes: catalogue.bytes },
+      indexing: { seconds: indexed.seconds, peakRssBytes: indexed.peakRssBytes ?? null },
+      directIngestionSeconds,
+      totalQuotes,
+      mix: mixRun,
+      replay,
+      requestsPerAnswer,
+      pages,
+      random: randomRun,
+      pastTheEnd,
+    };
+    return {
+      machine: machine(),
+      config: {
+        backend: 'meilisearch',
+        count: options.count,
+        seed: options.seed,
+        duration: options.duration,
+        connections: options.connections,
+        quick: options.quick,
+        mixPaths: mix.length,
+        idPaths: 0,
+      },
+      results,
+      targets: evaluateMeili(results, options.count),
+      failures: meiliFailures(results),
+    };
+  } finally {
+    await stopAll();
+    rmSync(work, { recursive: true, force: true });
+    workDirs.delete(work);
+  }
+}
+
 async function main(args: readonly string[]): Promise<number> {
   let options: BenchOptions | 'help';
   try {
@@ -333,14 +530,16 @@ async function main(args: readonly string[]): Promise<number> {
       process.exit(code);
     });
   }
-  let report: BenchReport;
+  let report: BenchReport | MeiliReport;
   try {
-    report = await run(options);
+    report = options.backend === 'meilisearch' ? await runMeili(options) : await run(options);
   } catch (error) {
     process.stderr.write(`bench: ${(error as Error).message}\n`);
     return 1;
   }
-  process.stdout.write(table(report));
+  process.stdout.write(
+    'backend' in report.config ? meiliTable(report as MeiliReport) : table(report as BenchReport),
+  );
   mkdirSync(dirname(options.out), { recursive: true });
   writeFileSync(options.out, `${JSON.stringify(report, null, 2)}\n`);
   log(`report written to ${options.out}`);

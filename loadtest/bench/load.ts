@@ -23,11 +23,19 @@ export interface LoadResult {
   seconds: number;
 }
 
-/** A load run: GETs to `baseUrl` + each path in turn (all connections share one cursor). */
+/** A request other than a plain GET: a recorded engine request, replayed as it was sent. */
+export interface RequestSpec {
+  method: string;
+  path: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/** A load run: each path (a GET) or request to `baseUrl` in turn (all connections share one cursor). */
 export interface LoadSpec {
   baseUrl: string;
-  /** Paths with query strings; cycled in order, so a list longer than the run never repeats. */
-  paths: readonly string[];
+  /** Paths with query strings, or whole requests; cycled in order, so a list longer than the run never repeats. */
+  paths: readonly (string | RequestSpec)[];
   headers?: Record<string, string>;
   connections: number;
   /** Seconds of the measured run. */
@@ -42,8 +50,9 @@ function options(spec: LoadSpec, limit: { duration: number } | { amount: number 
   let cursor = 0;
   const paths = spec.paths;
   if (paths.length === 0) throw new Error('a load run needs at least one path');
+  const first = paths[0] as string | RequestSpec;
   return {
-    url: `${spec.baseUrl}${paths[0]}`,
+    url: `${spec.baseUrl}${typeof first === 'string' ? first : first.path}`,
     connections: spec.connections,
     pipelining: 1,
     timeout: 10,
@@ -52,15 +61,22 @@ function options(spec: LoadSpec, limit: { duration: number } | { amount: number 
     // autocannon notices the end of an `amount` run only at its next sample tick (1 s by default).
     sampleInt: 'amount' in limit ? 50 : 1000,
     requests:
-      paths.length === 1
+      paths.length === 1 && typeof first === 'string'
         ? [{ method: 'GET' }]
         : [
             {
               method: 'GET',
               setupRequest: (request) => {
-                const path = paths[cursor] as string;
+                const next = paths[cursor] as string | RequestSpec;
                 cursor = (cursor + 1) % paths.length;
-                return { ...request, path };
+                if (typeof next === 'string') return { ...request, path: next };
+                return {
+                  ...request,
+                  method: next.method as 'GET',
+                  path: next.path,
+                  body: next.body,
+                  headers: { ...request.headers, ...next.headers },
+                };
               },
             },
           ],

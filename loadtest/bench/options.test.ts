@@ -11,8 +11,20 @@ const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 const ROOT = '/repo';
 
 describe('parseBenchArgs', () => {
+  it('takes the Meilisearch backend, with a report file of its own, and refuses another', () => {
+    const options = parseBenchArgs(['--backend', 'meilisearch'], ROOT, '/elsewhere');
+    expect(options).toMatchObject({
+      backend: 'meilisearch',
+      out: join(ROOT, 'loadtest/results/latest-meilisearch.json'),
+    });
+    expect(() => parseBenchArgs(['--backend', 'elastic'], ROOT)).toThrow(
+      new UsageError("--backend must be sqlite or meilisearch, got 'elastic'"),
+    );
+  });
+
   it('defaults to the full benchmark of issue 6', () => {
     expect(parseBenchArgs([], ROOT, '/elsewhere')).toEqual({
+      backend: 'sqlite',
       count: 200_000,
       duration: 10,
       connections: 50,

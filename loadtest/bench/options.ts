@@ -10,6 +10,10 @@ server, and measures them with autocannon: GET /quotes against bare Fastify, the
 mix, by-id lookups, the Redis rate-limit store (when redis-server is installed), indexing time and
 peak memory. Prints a markdown table and writes a JSON report.
 
+  --backend B       sqlite (default) or meilisearch: a fresh engine (MEILI_BIN, or meilisearch
+                    on PATH) fed by the indexer; measures indexing against the engine's own
+                    ingestion, the uncached mix against a replay of the engine requests the
+                    service sent, deep pages, pages past the last and random quotes
   --count N         quotes in the catalogue (default 200000; 10000 with --quick)
   --duration S      seconds per measured run (default 10; 2 with --quick)
   --connections C   concurrent connections (default 50)
@@ -28,6 +32,7 @@ with --check, a target missed.
 
 /** Resolved options. */
 export interface BenchOptions {
+  backend: 'sqlite' | 'meilisearch';
   count: number;
   duration: number;
   connections: number;
@@ -68,6 +73,7 @@ export function parseBenchArgs(
       strict: true,
       allowPositionals: false,
       options: {
+        backend: { type: 'string' },
         count: { type: 'string' },
         duration: { type: 'string' },
         connections: { type: 'string' },
@@ -89,14 +95,22 @@ export function parseBenchArgs(
   const str = (name: string) => values[name] as string | undefined;
   const path = (raw: string | undefined, fallback: string) =>
     raw === undefined ? join(root, fallback) : isAbsolute(raw) ? raw : resolve(cwd, raw);
+  const backend = str('backend') ?? 'sqlite';
+  if (backend !== 'sqlite' && backend !== 'meilisearch') {
+    throw new UsageError(`--backend must be sqlite or meilisearch, got '${backend}'`);
+  }
   return {
+    backend,
     count: integer('count', str('count'), quick ? 10_000 : 200_000, 1, 10_000_000),
     duration: integer('duration', str('duration'), quick ? 2 : 10, 1, 3600),
     connections: integer('connections', str('connections'), 50, 1, 1000),
     mixRate: integer('mix-rate', str('mix-rate'), quick ? 100 : 500, 1, 1_000_000),
     seed: integer('seed', str('seed'), 1, 0, 0xffff_ffff),
     quick,
-    out: path(str('out'), 'loadtest/results/latest.json'),
+    out: path(
+      str('out'),
+      backend === 'sqlite' ? 'loadtest/results/latest.json' : 'loadtest/results/latest-meilisearch.json',
+    ),
     cacheDir: path(str('cache-dir'), 'loadtest/results/cache'),
     redis: values['no-redis'] !== true,
     check: values.check === true,

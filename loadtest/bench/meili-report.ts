@@ -1,0 +1,171 @@
+/**
+ * The report of `npm run bench -- --backend meilisearch`: what was measured, the production
+ * path's targets with pass/fail, and the markdown table kept in loadtest/RESULTS.md.
+ */
+import type { LoadResult } from './load.ts';
+import type { BenchConfig, Machine, TargetResult } from './report.ts';
+
+export interface MeiliResults {
+  engine: { version: string; rssAfterIndexingBytes: number | null; peakRssBytes: number | null };
+  catalogue: { count: number; bytes: number };
+  /** The indexer, through its scoped key, including settings, validation and the swap. */
+  indexing: { seconds: number; peakRssBytes: number | null };
+  /** The same documents posted straight to the engine, settings first, two tasks in flight. */
+  directIngestionSeconds: number;
+  /** `total_quotes` of `GET /quotes` with no filter. */
+  totalQuotes: number;
+  /** The uncached mix through the service. */
+  mix: LoadResult;
+  /** The engine requests the service sent for the mix, replayed straight at the engine. */
+  replay: LoadResult;
+  /** Engine requests per answer of the service, as recorded. */
+  requestsPerAnswer: number;
+  /** Deep and past-the-end pages, one request at a time; random quotes at full concurrency. */
+  pages: Record<string, LoadResult & { path: string }>;
+  random: LoadResult;
+  pastTheEnd: LoadResult & { path: string };
+}
+
+export interface MeiliReport {
+  machine: Machine;
+  config: BenchConfig & { backend: 'meilisearch' };
+  results: MeiliResults;
+  targets: TargetResult[];
+  failures: string[];
+}
+
+/** The production path's targets. */
+export const MEILI_TARGETS = {
+  indexingRatio: 1.25,
+  indexerRssBytes: 300_000_000,
+  mixRatio: 0.85,
+  mixP99Ms: 100,
+  pageP99Ms: 300,
+  randomP99Ms: 50,
+  pastTheEndP99Ms: 50,
+  engineRssGrowth: 1.5,
+} as const;
+
+/** Service answers per second of the replay: engine requests per second over requests per answer. */
+export function replayAnswersPerSecond(results: MeiliResults): number {
+  return results.replay.rps / Math.max(results.requestsPerAnswer, Number.MIN_VALUE);
+}
+
+function onlyStatus(result: LoadResult, status: string): boolean {
+  return result.errors === 0 && result.timeouts === 0 && (result.statuses[status] ?? 0) === result.requests;
+}
+
+export function evaluateMeili(results: MeiliResults, count: number): TargetResult[] {
+  const t = MEILI_TARGETS;
+  const out: TargetResult[] = [];
+  const atMost = (name: string, value: number | null, max: number, extra = true) =>
+    out.push({ name, target: `≤ ${max}`, value, pass: value === null ? null : value <= max && extra });
+  const atLeast = (name: string, value: number, min: number) =>
+    out.push({ name, target: `≥ ${min}`, value, pass: value >= min });
+  atMost(
+    'indexing: indexer / engine ingestion',
+    results.indexing.seconds / results.directIngestionSeconds,
+    t.indexingRatio,
+  );
+  atMost(
+    'indexer peak RSS (MB)',
+    results.indexing.peakRssBytes === null ? null : Math.round(results.indexing.peakRssBytes / 1e6),
+    t.indexerRssBytes / 1e6,
+  );
+  atLeast(
+    'uncached mix: service / direct replay',
+    results.mix.rps / replayAnswersPerSecond(results),
+    t.mixRatio,
+  );
+  atMost('uncached mix p99 (ms)', results.mix.p99, t.mixP99Ms);
+  for (const [name, page] of Object.entries(results.pages)) {
+    atMost(`${name}: p99 (ms), all 200`, page.p99, t.pageP99Ms, onlyStatus(page, '200'));
+  }
+  atMost(
+    '/quotes/random p99 (ms), all 200',
+    results.random.p99,
+    t.randomP99Ms,
+    onlyStatus(results.random, '200'),
+  );
+  atMost(
+    'past the last page: p99 (ms), all 404',
+    results.pastTheEnd.p99,
+    t.pastTheEndP99Ms,
+    onlyStatus(results.pastTheEnd, '404'),
+  );
+  const { rssAfterIndexingBytes: after, peakRssBytes: peak } = results.engine;
+  atMost(
+    'engine peak RSS / after indexing',
+    after === null || peak === null ? null : peak / after,
+    t.engineRssGrowth,
+  );
+  out.push({
+    name: 'total_quotes with no filter',
+    target: `= ${count}`,
+    value: results.totalQuotes,
+    pass: results.totalQuotes === count,
+  });
+  return out;
+}
+
+/** Runs whose requests failed. Deep pages and random quotes must answer 200, past the end 404. */
+export function meiliFailures(results: MeiliResults): string[] {
+  const out: string[] = [];
+  const check = (name: string, r: LoadResult, status = '200') => {
+    const bad = r.requests - (r.statuses[status] ?? 0) + r.errors + r.timeouts;
+    if (bad > 0)
+      out.push(`${name}: ${bad} requests not ${status} (${JSON.stringify(r.statuses)}, ${r.errors} errors)`);
+  };
+  check('uncached mix', results.mix);
+  check('direct replay', results.replay);
+  for (const [name, page] of Object.entries(results.pages)) check(name, page);
+  check('/quotes/random', results.random);
+  check('past the last page', results.pastTheEnd, '404');
+  return out;
+}
+
+const mb = (bytes: number | null) => (bytes === null ? 'n/a' : `${Math.round(bytes / 1e6)} MB`);
+const run = (r: LoadResult) => `${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms`;
+
+export function meiliTable(report: MeiliReport): string {
+  const { results: r, config: c, machine: m } = report;
+  const rows: Array<[string, string]> = [
+    [
+      'engine',
+      `${r.engine.version}; RSS after indexing ${mb(r.engine.rssAfterIndexingBytes)}, peak ${mb(r.engine.peakRssBytes)}`,
+    ],
+    ['catalogue', `${c.count} quotes, ${(r.catalogue.bytes / 1e6).toFixed(1)} MB`],
+    [
+      'indexing (indexer / engine alone)',
+      `${r.indexing.seconds.toFixed(1)} s / ${r.directIngestionSeconds.toFixed(1)} s; indexer peak RSS ${mb(r.indexing.peakRssBytes)}`,
+    ],
+    ['total_quotes', String(r.totalQuotes)],
+    [`uncached mix, service (${c.connections} connections)`, run(r.mix)],
+    [
+      'the same engine requests, replayed',
+      `${run(r.replay)}; ${r.requestsPerAnswer.toFixed(2)} per answer = ${Math.round(replayAnswersPerSecond(r))} answers/s`,
+    ],
+    ...Object.entries(r.pages).map(([name, page]): [string, string] => [
+      `${name} (one at a time)`,
+      run(page),
+    ]),
+    ['past the last page (one at a time)', run(r.pastTheEnd)],
+    [`/quotes/random (${c.connections} connections)`, run(r.random)],
+  ];
+  const lines = [
+    `Meilisearch benchmark, ${m.date} (${m.cpuCount} × ${m.cpuModel}, Node ${m.node})`,
+    '',
+    '| measure | result |',
+    '| --- | --- |',
+    ...rows.map(([k, v]) => `| ${k} | ${v} |`),
+    '',
+    '| target | rule | value | verdict |',
+    '| --- | --- | --- | --- |',
+    ...report.targets.map(
+      (t) =>
+        `| ${t.name} | ${t.target} | ${t.value === null ? 'n/a' : Number.isInteger(t.value) ? t.value : t.value.toFixed(2)} | ${t.pass === null ? 'not measured' : t.pass ? 'pass' : 'FAIL'} |`,
+    ),
+  ];
+  if (report.failures.length > 0) lines.push('', 'Failed requests:', ...report.failures.map((f) => `- ${f}`));
+  return `${lines.join('\n')}\n`;
+}

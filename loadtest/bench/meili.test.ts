@@ -1,0 +1,133 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { LoadResult } from './load.ts';
+import { meiliBinary, startRecorder } from './meili.ts';
+import { evaluateMeili, type MeiliResults, meiliFailures } from './meili-report.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-meili-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('meiliBinary', () => {
+  it('takes MEILI_BIN first, else an executable meilisearch on PATH, else nothing', () => {
+    const binary = join(dir, 'meilisearch');
+    writeFileSync(binary, '#!/bin/sh\n');
+    chmodSync(binary, 0o755);
+    expect(meiliBinary({ MEILI_BIN: '/opt/engine', PATH: dir })).toBe('/opt/engine');
+    expect(meiliBinary({ PATH: `/nonexistent:${dir}` })).toBe(binary);
+    expect(meiliBinary({ PATH: '/nonexistent' })).toBeUndefined();
+  });
+});
+
+describe('startRecorder', () => {
+  it('forwards each request with its body and keeps the query requests, not the probes', async () => {
+    const upstream = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on('end', () => {
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ method: req.method, url: req.url, body, auth: req.headers.authorization }));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    const recorder = await startRecorder(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`);
+    try {
+      const answer = await fetch(`${recorder.url}/indexes/quotes/documents/fetch`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: '{"limit":1}',
+      });
+      expect(answer.status).toBe(201);
+      expect(await answer.json()).toEqual({
+        method: 'POST',
+        url: '/indexes/quotes/documents/fetch',
+        body: '{"limit":1}',
+        auth: 'Bearer k',
+      });
+      expect((await fetch(`${recorder.url}/health`)).status).toBe(201);
+      expect(recorder.requests).toEqual([
+        {
+          method: 'POST',
+          path: '/indexes/quotes/documents/fetch',
+          headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+          body: '{"limit":1}',
+        },
+      ]);
+    } finally {
+      await recorder.close();
+      upstream.close();
+    }
+  });
+});
+
+function load(p99: number, statuses: Record<string, number>, rps = 100): LoadResult {
+  const requests = Object.values(statuses).reduce((a, b) => a + b, 0);
+  return {
+    rps,
+    p50: 1,
+    p99,
+    mean: 1,
+    requests,
+    non2xx: requests - (statuses['200'] ?? 0),
+    errors: 0,
+    timeouts: 0,
+    statuses,
+    seconds: 1,
+  };
+}
+
+function results(overrides: Partial<MeiliResults> = {}): MeiliResults {
+  return {
+    engine: { version: 'meilisearch 1.50.0', rssAfterIndexingBytes: 200e6, peakRssBytes: 250e6 },
+    catalogue: { count: 1000, bytes: 1e6 },
+    indexing: { seconds: 11, peakRssBytes: 150e6 },
+    directIngestionSeconds: 10,
+    totalQuotes: 1000,
+    mix: load(40, { '200': 900 }, 450),
+    replay: load(10, { '200': 1000 }, 1000),
+    requestsPerAnswer: 2,
+    pages: { 'last page, sort=id': { ...load(120, { '200': 100 }), path: '/quotes?page=50' } },
+    random: load(20, { '200': 500 }),
+    pastTheEnd: { ...load(5, { '404': 100 }), path: '/quotes?page=51' },
+    ...overrides,
+  };
+}
+
+describe('evaluateMeili', () => {
+  it('compares the service with the replay in answers per second, and passes a run within every target', () => {
+    const targets = evaluateMeili(results(), 1000);
+    // 1000 engine requests/s at 2 per answer is 500 answers/s; the service did 450.
+    expect(targets.find((t) => t.name === 'uncached mix: service / direct replay')?.value).toBeCloseTo(
+      0.9,
+      10,
+    );
+    expect(targets.find((t) => t.name === 'indexing: indexer / engine ingestion')?.value).toBeCloseTo(
+      1.1,
+      10,
+    );
+    expect(targets.filter((t) => t.pass !== true)).toEqual([]);
+    expect(meiliFailures(results())).toEqual([]);
+  });
+
+  it('fails a deep page answered 503, a past-the-end page answered 200 and a wrong total', () => {
+    const bad = results({
+      pages: { 'last page, sort=id': { ...load(120, { '200': 90, '503': 10 }), path: '/quotes?page=50' } },
+      pastTheEnd: { ...load(5, { '200': 100 }), path: '/quotes?page=51' },
+      totalQuotes: 999,
+    });
+    const failed = evaluateMeili(bad, 1000)
+      .filter((t) => t.pass === false)
+      .map((t) => t.name);
+    expect(failed).toEqual([
+      'last page, sort=id: p99 (ms), all 200',
+      'past the last page: p99 (ms), all 404',
+      'total_quotes with no filter',
+    ]);
+    expect(meiliFailures(bad)).toHaveLength(2);
+  });
+});
