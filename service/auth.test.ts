@@ -68,14 +68,19 @@ describe('Basic authentication (AUTH_BYPASS=allow)', () => {
     await expect401(allow, {}, 'unauthorized', /Authentication required: send Authorization: Basic/);
   });
 
-  it('answers 401 unauthorized for a scheme other than Basic', async () => {
-    await expect401(
-      allow,
-      { authorization: 'Bearer abc.def' },
-      'unauthorized',
-      /must use the Basic scheme, got 'Bearer'/,
-    );
-    await expect401(allow, { authorization: 'Digest' }, 'unauthorized', /got 'Digest'/);
+  it('answers 401 unauthorized for a scheme other than Basic, quoting no part of the value', async () => {
+    const details =
+      /^Authorization must use the Basic scheme: send Authorization: Basic base64\(name:password\)$/;
+    // A missing scheme makes the credentials themselves the first word: none of it is repeated.
+    for (const value of [
+      'Bearer abc.def',
+      'Digest',
+      'alice:s3cret',
+      'alice:s3cret Basic',
+      'Basicalice:s3cret',
+    ]) {
+      await expect401(allow, { authorization: value }, 'unauthorized', details);
+    }
   });
 
   it('answers 401 invalid_credentials for a value that is not base64', async () => {
@@ -324,6 +329,29 @@ describe('logs', () => {
       }
       const raw = JSON.parse(lines.find((line) => line.includes('raw headers')) ?? '{}');
       expect(raw.headers).toEqual({ authorization: '[redacted]', 'x-api-key': '[redacted]' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('never quote a malformed Authorization value, in answers or in log lines', async () => {
+    const { app, lines } = await loggingApp('trace');
+    try {
+      const answers: string[] = [];
+      for (const value of [
+        'alice:s3cret',
+        'Bearer s3cret',
+        `s3cret${'x'.repeat(40)}`,
+        'Basic s3cret!',
+        'Basic',
+      ]) {
+        const response = await request(app, { authorization: value });
+        expect(response.statusCode, value).toBe(401);
+        answers.push(response.body);
+      }
+      expect(lines.length).toBeGreaterThan(5);
+      const all = lines.join('') + answers.join('');
+      for (const part of ['s3cret', 'alice', 'Bearer']) expect(all).not.toContain(part);
     } finally {
       await app.close();
     }
