@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator, WWW_AUTHENTICATE } from './auth.ts';
+import { MAX_LOGGED_HOST } from './request-log.ts';
 import {
   basic,
   buildFixtureCatalogue,
@@ -329,6 +330,27 @@ describe('logs', () => {
       }
       const raw = JSON.parse(lines.find((line) => line.includes('raw headers')) ?? '{}');
       expect(raw.headers).toEqual({ authorization: '[redacted]', 'x-api-key': '[redacted]' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('log the Host header without its user information, and cut to a bounded length', async () => {
+    const { app, lines } = await loggingApp('debug');
+    try {
+      const { port } = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
+      const send = (host: string) =>
+        rawHttp(
+          Number(port),
+          `GET /quotes/1?fields=id HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\nX-Bypass-Auth: true\r\n\r\n`,
+        );
+      expect(await send('alice:s3cret@quotes.example:8080')).toMatch(/^HTTP\/1\.1 200 /);
+      expect(await send(`${'h'.repeat(10_000)}.example`)).toMatch(/^HTTP\/1\.1 200 /);
+      const hosts = lines
+        .filter((line) => line.includes('incoming request'))
+        .map((line) => JSON.parse(line).req.host as string);
+      expect(hosts).toEqual([`[redacted]@quotes.example:8080`, `${'h'.repeat(MAX_LOGGED_HOST)}…`]);
+      expect(lines.join('')).not.toContain('s3cret');
     } finally {
       await app.close();
     }
