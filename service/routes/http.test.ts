@@ -197,6 +197,47 @@ describe('malformed HTTP', () => {
     });
   });
 
+  it('answers the complete requests pipelined before a malformed one, then the error, then closes', async () => {
+    await listening(async (port) => {
+      const good = 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n';
+      const quote = 'GET /quotes/7?fields=id HTTP/1.1\r\nHost: x\r\nX-Bypass-Auth: true\r\n\r\n';
+      const notHttp = { code: 400, error: 'bad_request', details: 'the request is not valid HTTP' };
+      const cases: [string, [number, unknown][]][] = [
+        [
+          `${good}GARBAGE\r\n\r\n`,
+          [
+            [200, { status: 'ok' }],
+            [400, notHttp],
+          ],
+        ],
+        [
+          `${quote}BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n`,
+          [
+            [200, { id: 7 }],
+            [404, { code: 404, error: 'not_found', details: 'No resource at /pot' }],
+          ],
+        ],
+        [
+          `${good}${quote}GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\0b\r\n\r\n`,
+          [
+            [200, { status: 'ok' }],
+            [200, { id: 7 }],
+            [400, notHttp],
+          ],
+        ],
+      ];
+      for (const [request, expected] of cases) {
+        // rawHttp sends it in one write and reads until the server closes the connection.
+        const answers = responses(await rawHttp(port, request));
+        expect(
+          answers.map((a) => [a.status, JSON.parse(a.body)]),
+          JSON.stringify(request),
+        ).toEqual(expected);
+        expect(answers.at(-1)?.head.toLowerCase()).toContain('connection: close');
+      }
+    });
+  });
+
   it('cuts a client whose request is still arriving after 15 s, with a 400 Error object', async () => {
     await listening(async (port) => {
       const started = performance.now();
@@ -293,6 +334,23 @@ describe('malformed HTTP', () => {
     });
   });
 });
+
+/** The HTTP/1.1 responses of a byte stream, in order; each must carry a Content-Length. */
+function responses(stream: string): { status: number; head: string; body: string }[] {
+  const out: { status: number; head: string; body: string }[] = [];
+  let rest = Buffer.from(stream, 'utf8');
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) throw new Error(`incomplete response: ${rest.toString()}`);
+    const head = rest.subarray(0, end).toString('latin1');
+    const length = /\r\ncontent-length: (\d+)/i.exec(head);
+    if (length === null) throw new Error(`no content-length: ${head}`);
+    const bodyEnd = end + 4 + Number(length[1]);
+    out.push({ status: Number(head.split(' ')[1]), head, body: rest.subarray(end + 4, bodyEnd).toString() });
+    rest = rest.subarray(bodyEnd);
+  }
+  return out;
+}
 
 describe('ETag and Cache-Control', () => {
   it('list, id and v1 answers carry an ETag and private, max-age=60; a matching If-None-Match gets 304', async () => {
