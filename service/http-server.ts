@@ -17,7 +17,7 @@
  * which is counted as the contract says. Counting them would need the rate-limit store on a raw
  * socket; they get no work done and close their connection, and no credentials are read.
  */
-import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
+import { type IncomingMessage, type Server, type ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type ApiError, methodNotAllowed } from './errors.ts';
@@ -33,6 +33,25 @@ export const MAX_HEADER_BYTES = 64 * 1024;
 export const REQUEST_TIMEOUT_MS = 15_000;
 
 /**
+ * Every answer's `X-Content-Type-Options`: browsers must not guess another type than the JSON,
+ * HTML or script each answer declares.
+ */
+export const NO_SNIFF = { name: 'X-Content-Type-Options', value: 'nosniff' } as const;
+
+/**
+ * Node's response with {@link NO_SNIFF} set from the start: every answer the server writes
+ * carries it (routes, errors, the docs' files, Node's own paths into Fastify), without a hook
+ * run per request. Answers written on a raw socket add it themselves ({@link rawResponse}).
+ */
+class NoSniffResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  // Rest parameters: whatever else Node passes (its response options) goes through unchanged.
+  constructor(...args: [request: Request]) {
+    super(...args);
+    this.setHeader(NO_SNIFF.name, NO_SNIFF.value);
+  }
+}
+
+/**
  * Fastify's `http` option: what Node's server is created with. Node enforces the request and
  * headers timeouts only when it checks its connections, every 30 s by default: a slow client was
  * cut after 15 to 45 s. Checked every second, the bound is what it says; the headers get no
@@ -43,6 +62,7 @@ export const HTTP_OPTIONS: ServerOptions = {
   maxHeaderSize: MAX_HEADER_BYTES,
   headersTimeout: REQUEST_TIMEOUT_MS,
   connectionsCheckingInterval: 1_000,
+  ServerResponse: NoSniffResponse,
 };
 
 /** Whether a path (without query) is one the service serves with GET. */
@@ -160,7 +180,7 @@ export function rawResponse(error: ApiError): string {
   return (
     `HTTP/1.1 ${error.statusCode} ${STATUS_TEXT[error.statusCode] ?? 'Error'}\r\n` +
     `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-    `Cache-Control: no-store\r\n${headers}Connection: close\r\n\r\n${body}`
+    `Cache-Control: no-store\r\n${NO_SNIFF.name}: ${NO_SNIFF.value}\r\n${headers}Connection: close\r\n\r\n${body}`
   );
 }
 

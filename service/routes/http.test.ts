@@ -2,6 +2,7 @@
  * What every path shares: HEAD, 405, 404, Fastify's own errors in the contract's shape, ETag and
  * 304 (section 9), /health and /ready, 5xx without internals, the OpenAPI document.
  */
+import { readFileSync } from 'node:fs';
 import { type AddressInfo, connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,18 +167,18 @@ describe('methods and paths', () => {
   });
 });
 
-describe('malformed HTTP', () => {
-  /** Runs `check` against a fixture app listening on a free port, then closes the app. */
-  async function listening(check: (port: number) => Promise<void>): Promise<void> {
-    const server = await fixtureApp(catalogue.path);
-    try {
-      await server.listen({ host: '127.0.0.1', port: 0 });
-      await check((server.server.address() as AddressInfo).port);
-    } finally {
-      await server.close();
-    }
+/** Runs `check` against a fixture app listening on a free port, then closes the app. */
+async function listening(check: (port: number) => Promise<void>): Promise<void> {
+  const server = await fixtureApp(catalogue.path);
+  try {
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    await check((server.server.address() as AddressInfo).port);
+  } finally {
+    await server.close();
   }
+}
 
+describe('malformed HTTP', () => {
   it('answers requests Node cannot parse with a 400 Error object, not a framework body', async () => {
     await listening(async (port) => {
       const cases: [string, string][] = [
@@ -351,6 +352,49 @@ function responses(stream: string): { status: number; head: string; body: string
   }
   return out;
 }
+
+describe('X-Content-Type-Options', () => {
+  it('is nosniff on every answer: served, errors, 304, docs, and those written before routing', async () => {
+    await listening(async (port) => {
+      const base = `http://127.0.0.1:${port}`;
+      const etag = (await fetch(`${base}/quotes/7`, { headers: BYPASS })).headers.get('etag') ?? '';
+      const answers: [string, Response][] = [];
+      for (const [url, init] of [
+        ['/quotes', { headers: BYPASS }],
+        ['/quotes/7', { headers: { ...BYPASS, 'if-none-match': etag } }],
+        ['/quotes?limit=0', { headers: BYPASS }],
+        ['/quotes', {}],
+        ['/quotes/4', { headers: BYPASS }],
+        ['/quotes', { method: 'DELETE' }],
+        ['/quotes', { method: 'HEAD', headers: BYPASS }],
+        ['/api/v1/quotes?genre=lyric', { headers: BYPASS }],
+        ['/nowhere', {}],
+        ['/quotes/%ZZ', { headers: BYPASS }],
+        ['/health', {}],
+        ['/ready', {}],
+        ['/metrics', {}],
+        ['/openapi.json', {}],
+        ['/docs', {}],
+        ['/docs/static/index.html', {}],
+      ] as [string, RequestInit][]) {
+        answers.push([`${init.method ?? 'GET'} ${url}`, await fetch(`${base}${url}`, init)]);
+      }
+      expect(answers.map(([what, r]) => `${what} ${r.status}`)).toContain('GET /quotes/7 304');
+      for (const [what, response] of answers) {
+        expect(response.headers.get('x-content-type-options'), what).toBe('nosniff');
+      }
+      for (const request of [
+        'GARBAGE\r\n\r\n',
+        'BREW /quotes HTTP/1.1\r\nHost: x\r\n\r\n',
+        'CONNECT /quotes HTTP/1.1\r\nHost: x\r\n\r\n',
+        'GET /health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n',
+      ]) {
+        const raw = await rawHttp(port, request);
+        expect(raw.split('\r\n\r\n')[0]?.toLowerCase(), request).toContain('x-content-type-options: nosniff');
+      }
+    });
+  });
+});
 
 describe('ETag and Cache-Control', () => {
   it('list, id and v1 answers carry an ETag and private, max-age=60; a matching If-None-Match gets 304', async () => {
@@ -575,6 +619,9 @@ describe('/health, /ready and the docs', () => {
     expect(response.statusCode).toBe(200);
     const doc = response.json();
     expect(doc.openapi).toBe('3.1.0');
+    // One source for the version: the package's.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(doc.info.version).toBe(pkg.version);
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/quotes',
       '/health',
