@@ -17,6 +17,7 @@ import { type Config, DEVELOPMENT_USER } from './config.ts';
 import { type ApiError, badRequest, toApiError } from './errors.ts';
 import { AnswerCache, NO_STORE } from './etag.ts';
 import {
+  answerAfterInFlight,
   answerWhatNodeWouldNot,
   HTTP_OPTIONS,
   type KnownPath,
@@ -232,24 +233,28 @@ function logFailure(request: FastifyRequest, apiError: ApiError, error: unknown)
  * routing; the socket still gets the Error object rather than Fastify's default body.
  */
 function answerClientError(
-  error: Error & { code?: string; rawPacket?: unknown },
+  error: Error & { code?: string; rawPacket?: unknown; bytesParsed?: unknown },
   socket: Socket,
   knownPath: KnownPath,
   onAnswer: RawAnswerListener,
 ): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  if (socket.writable) {
-    const details =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? `the request line and headers are too large (at most ${MAX_HEADER_BYTES / 1024} KiB)`
-        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? 'the request did not arrive in time'
-          : 'the request is not valid HTTP';
-    const answer =
-      (error.code === 'HPE_INVALID_METHOD' ? unknownMethodAnswer(error.rawPacket, knownPath) : undefined) ??
-      badRequest(details);
+  // Read now: the packet is the parser's buffer, which later data may overwrite.
+  const answer =
+    (error.code === 'HPE_INVALID_METHOD'
+      ? unknownMethodAnswer(error.rawPacket, error.bytesParsed, knownPath)
+      : undefined) ?? badRequest(clientErrorDetails(error.code));
+  answerAfterInFlight(socket, error, () => {
     onAnswer('OTHER', answer.statusCode);
     socket.write(rawResponse(answer));
+  });
+}
+
+function clientErrorDetails(code: string | undefined): string {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return `the request line and headers are too large (at most ${MAX_HEADER_BYTES / 1024} KiB)`;
   }
-  socket.destroy(error);
+  return code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? 'the request did not arrive in time'
+    : 'the request is not valid HTTP';
 }

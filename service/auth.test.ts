@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthenticator, WWW_AUTHENTICATE } from './auth.ts';
+import { MAX_LOGGED_HOST } from './request-log.ts';
 import {
   basic,
   buildFixtureCatalogue,
@@ -68,14 +69,19 @@ describe('Basic authentication (AUTH_BYPASS=allow)', () => {
     await expect401(allow, {}, 'unauthorized', /Authentication required: send Authorization: Basic/);
   });
 
-  it('answers 401 unauthorized for a scheme other than Basic', async () => {
-    await expect401(
-      allow,
-      { authorization: 'Bearer abc.def' },
-      'unauthorized',
-      /must use the Basic scheme, got 'Bearer'/,
-    );
-    await expect401(allow, { authorization: 'Digest' }, 'unauthorized', /got 'Digest'/);
+  it('answers 401 unauthorized for a scheme other than Basic, quoting no part of the value', async () => {
+    const details =
+      /^Authorization must use the Basic scheme: send Authorization: Basic base64\(name:password\)$/;
+    // A missing scheme makes the credentials themselves the first word: none of it is repeated.
+    for (const value of [
+      'Bearer abc.def',
+      'Digest',
+      'alice:s3cret',
+      'alice:s3cret Basic',
+      'Basicalice:s3cret',
+    ]) {
+      await expect401(allow, { authorization: value }, 'unauthorized', details);
+    }
   });
 
   it('answers 401 invalid_credentials for a value that is not base64', async () => {
@@ -324,6 +330,50 @@ describe('logs', () => {
       }
       const raw = JSON.parse(lines.find((line) => line.includes('raw headers')) ?? '{}');
       expect(raw.headers).toEqual({ authorization: '[redacted]', 'x-api-key': '[redacted]' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('log the Host header without its user information, and cut to a bounded length', async () => {
+    const { app, lines } = await loggingApp('debug');
+    try {
+      const { port } = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
+      const send = (host: string) =>
+        rawHttp(
+          Number(port),
+          `GET /quotes/1?fields=id HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\nX-Bypass-Auth: true\r\n\r\n`,
+        );
+      expect(await send('alice:s3cret@quotes.example:8080')).toMatch(/^HTTP\/1\.1 200 /);
+      expect(await send(`${'h'.repeat(10_000)}.example`)).toMatch(/^HTTP\/1\.1 200 /);
+      const hosts = lines
+        .filter((line) => line.includes('incoming request'))
+        .map((line) => JSON.parse(line).req.host as string);
+      expect(hosts).toEqual([`[redacted]@quotes.example:8080`, `${'h'.repeat(MAX_LOGGED_HOST)}…`]);
+      expect(lines.join('')).not.toContain('s3cret');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('never quote a malformed Authorization value, in answers or in log lines', async () => {
+    const { app, lines } = await loggingApp('trace');
+    try {
+      const answers: string[] = [];
+      for (const value of [
+        'alice:s3cret',
+        'Bearer s3cret',
+        `s3cret${'x'.repeat(40)}`,
+        'Basic s3cret!',
+        'Basic',
+      ]) {
+        const response = await request(app, { authorization: value });
+        expect(response.statusCode, value).toBe(401);
+        answers.push(response.body);
+      }
+      expect(lines.length).toBeGreaterThan(5);
+      const all = lines.join('') + answers.join('');
+      for (const part of ['s3cret', 'alice', 'Bearer']) expect(all).not.toContain(part);
     } finally {
       await app.close();
     }

@@ -69,7 +69,10 @@ export function createAuthenticator(auth: Config['auth']): (request: FastifyRequ
     const space = header.indexOf(' ');
     const scheme = space === -1 ? header : header.slice(0, space);
     if (scheme.toLowerCase() !== 'basic') {
-      return unauthorized(`Authorization must use the Basic scheme, got '${scheme.slice(0, 20)}'`);
+      // Not even the scheme is quoted: without one, the first word is the credentials themselves.
+      return unauthorized(
+        'Authorization must use the Basic scheme: send Authorization: Basic base64(name:password)',
+      );
     }
     const encoded = space === -1 ? '' : header.slice(space + 1).trim();
     if (!isBase64(encoded)) return invalidCredentials('The Basic credentials are not valid base64');

@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import pkg from '../package.json' with { type: 'json' };
 import { WWW_AUTHENTICATE } from './auth.ts';
 
 const DESCRIPTION = `A read-only catalogue of literary quotes.
@@ -21,7 +22,8 @@ async function openApi(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Quotes service', version: '1.0.0', description: DESCRIPTION },
+      // The package's version: one number to bump for a release.
+      info: { title: 'Quotes service', version: pkg.version, description: DESCRIPTION },
       tags: [
         { name: 'quotes', description: 'The catalogue' },
         { name: 'operations', description: 'Probes for orchestrators' },

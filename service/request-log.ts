@@ -149,16 +149,32 @@ export function withoutUserInfo(url: string): string {
 }
 
 /**
- * Fastify's request serializer (the `req` of every log line), with the URL's user information
- * taken out ({@link withoutUserInfo}). Anything logged as `req` comes through here, a plain
- * object included, so nothing in it is assumed.
+ * Longest `Host` (or forwarded host) a log line holds: a DNS name (253) with a port fits. The
+ * header is the client's to fill, up to the whole header limit.
+ */
+export const MAX_LOGGED_HOST = 256;
+
+/**
+ * A host as logged: user information (`alice:secret@host`, which no browser sends but anyone can)
+ * replaced, and cut at {@link MAX_LOGGED_HOST} characters.
+ */
+export function shownHost(host: string): string {
+  const at = host.lastIndexOf('@');
+  const shown = at === -1 ? host : `[redacted]${host.slice(at)}`;
+  return shown.length > MAX_LOGGED_HOST ? `${shown.slice(0, MAX_LOGGED_HOST)}…` : shown;
+}
+
+/**
+ * Fastify's request serializer (the `req` of every log line), with the user information of the
+ * URL and of the host taken out ({@link withoutUserInfo}, {@link shownHost}). Anything logged as
+ * `req` comes through here, a plain object included, so nothing in it is assumed.
  */
 export function serializeRequest(request: Partial<FastifyRequest>): Record<string, unknown> {
   return {
     method: request.method,
     url: typeof request.url === 'string' ? withoutUserInfo(request.url) : undefined,
     version: request.headers?.['accept-version'],
-    host: request.host,
+    host: typeof request.host === 'string' ? shownHost(request.host) : undefined,
     remoteAddress: request.ip,
     remotePort: request.socket?.remotePort,
   };

@@ -2,6 +2,7 @@
  * What every path shares: HEAD, 405, 404, Fastify's own errors in the contract's shape, ETag and
  * 304 (section 9), /health and /ready, 5xx without internals, the OpenAPI document.
  */
+import { readFileSync } from 'node:fs';
 import { type AddressInfo, connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -166,18 +167,18 @@ describe('methods and paths', () => {
   });
 });
 
-describe('malformed HTTP', () => {
-  /** Runs `check` against a fixture app listening on a free port, then closes the app. */
-  async function listening(check: (port: number) => Promise<void>): Promise<void> {
-    const server = await fixtureApp(catalogue.path);
-    try {
-      await server.listen({ host: '127.0.0.1', port: 0 });
-      await check((server.server.address() as AddressInfo).port);
-    } finally {
-      await server.close();
-    }
+/** Runs `check` against a fixture app listening on a free port, then closes the app. */
+async function listening(check: (port: number) => Promise<void>): Promise<void> {
+  const server = await fixtureApp(catalogue.path);
+  try {
+    await server.listen({ host: '127.0.0.1', port: 0 });
+    await check((server.server.address() as AddressInfo).port);
+  } finally {
+    await server.close();
   }
+}
 
+describe('malformed HTTP', () => {
   it('answers requests Node cannot parse with a 400 Error object, not a framework body', async () => {
     await listening(async (port) => {
       const cases: [string, string][] = [
@@ -193,6 +194,47 @@ describe('malformed HTTP', () => {
         expect(head).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
         expect(head).toContain('Content-Type: application/json; charset=utf-8');
         expect(JSON.parse(body)).toEqual({ code: 400, error: 'bad_request', details });
+      }
+    });
+  });
+
+  it('answers the complete requests pipelined before a malformed one, then the error, then closes', async () => {
+    await listening(async (port) => {
+      const good = 'GET /health HTTP/1.1\r\nHost: x\r\n\r\n';
+      const quote = 'GET /quotes/7?fields=id HTTP/1.1\r\nHost: x\r\nX-Bypass-Auth: true\r\n\r\n';
+      const notHttp = { code: 400, error: 'bad_request', details: 'the request is not valid HTTP' };
+      const cases: [string, [number, unknown][]][] = [
+        [
+          `${good}GARBAGE\r\n\r\n`,
+          [
+            [200, { status: 'ok' }],
+            [400, notHttp],
+          ],
+        ],
+        [
+          `${quote}BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n`,
+          [
+            [200, { id: 7 }],
+            [404, { code: 404, error: 'not_found', details: 'No resource at /pot' }],
+          ],
+        ],
+        [
+          `${good}${quote}GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\0b\r\n\r\n`,
+          [
+            [200, { status: 'ok' }],
+            [200, { id: 7 }],
+            [400, notHttp],
+          ],
+        ],
+      ];
+      for (const [request, expected] of cases) {
+        // rawHttp sends it in one write and reads until the server closes the connection.
+        const answers = responses(await rawHttp(port, request));
+        expect(
+          answers.map((a) => [a.status, JSON.parse(a.body)]),
+          JSON.stringify(request),
+        ).toEqual(expected);
+        expect(answers.at(-1)?.head.toLowerCase()).toContain('connection: close');
       }
     });
   });
@@ -290,6 +332,66 @@ describe('malformed HTTP', () => {
         'quotes_http_requests_total{route="unparsed",method="OTHER",status="404"} 1',
         'quotes_http_requests_total{route="unparsed",method="OTHER",status="400"} 1',
       ]);
+    });
+  });
+});
+
+/** The HTTP/1.1 responses of a byte stream, in order; each must carry a Content-Length. */
+function responses(stream: string): { status: number; head: string; body: string }[] {
+  const out: { status: number; head: string; body: string }[] = [];
+  let rest = Buffer.from(stream, 'utf8');
+  while (rest.length > 0) {
+    const end = rest.indexOf('\r\n\r\n');
+    if (end === -1) throw new Error(`incomplete response: ${rest.toString()}`);
+    const head = rest.subarray(0, end).toString('latin1');
+    const length = /\r\ncontent-length: (\d+)/i.exec(head);
+    if (length === null) throw new Error(`no content-length: ${head}`);
+    const bodyEnd = end + 4 + Number(length[1]);
+    out.push({ status: Number(head.split(' ')[1]), head, body: rest.subarray(end + 4, bodyEnd).toString() });
+    rest = rest.subarray(bodyEnd);
+  }
+  return out;
+}
+
+describe('X-Content-Type-Options', () => {
+  it('is nosniff on every answer: served, errors, 304, docs, and those written before routing', async () => {
+    await listening(async (port) => {
+      const base = `http://127.0.0.1:${port}`;
+      const etag = (await fetch(`${base}/quotes/7`, { headers: BYPASS })).headers.get('etag') ?? '';
+      const answers: [string, Response][] = [];
+      for (const [url, init] of [
+        ['/quotes', { headers: BYPASS }],
+        ['/quotes/7', { headers: { ...BYPASS, 'if-none-match': etag } }],
+        ['/quotes?limit=0', { headers: BYPASS }],
+        ['/quotes', {}],
+        ['/quotes/4', { headers: BYPASS }],
+        ['/quotes', { method: 'DELETE' }],
+        ['/quotes', { method: 'HEAD', headers: BYPASS }],
+        ['/api/v1/quotes?genre=lyric', { headers: BYPASS }],
+        ['/nowhere', {}],
+        ['/quotes/%ZZ', { headers: BYPASS }],
+        ['/health', {}],
+        ['/ready', {}],
+        ['/metrics', {}],
+        ['/openapi.json', {}],
+        ['/docs', {}],
+        ['/docs/static/index.html', {}],
+      ] as [string, RequestInit][]) {
+        answers.push([`${init.method ?? 'GET'} ${url}`, await fetch(`${base}${url}`, init)]);
+      }
+      expect(answers.map(([what, r]) => `${what} ${r.status}`)).toContain('GET /quotes/7 304');
+      for (const [what, response] of answers) {
+        expect(response.headers.get('x-content-type-options'), what).toBe('nosniff');
+      }
+      for (const request of [
+        'GARBAGE\r\n\r\n',
+        'BREW /quotes HTTP/1.1\r\nHost: x\r\n\r\n',
+        'CONNECT /quotes HTTP/1.1\r\nHost: x\r\n\r\n',
+        'GET /health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n',
+      ]) {
+        const raw = await rawHttp(port, request);
+        expect(raw.split('\r\n\r\n')[0]?.toLowerCase(), request).toContain('x-content-type-options: nosniff');
+      }
     });
   });
 });
@@ -517,6 +619,9 @@ describe('/health, /ready and the docs', () => {
     expect(response.statusCode).toBe(200);
     const doc = response.json();
     expect(doc.openapi).toBe('3.1.0');
+    // One source for the version: the package's.
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(doc.info.version).toBe(pkg.version);
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/quotes',
       '/health',
