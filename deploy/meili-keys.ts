@@ -3,7 +3,7 @@
  * into files, so that the master key never leaves this step.
  *
  *   <dir>/indexer.key  admin-scoped key of the indexer (create, fill, swap, delete indexes)
- *   <dir>/search.key   search-only key of the service, scoped to the live index
+ *   <dir>/search.key   read-only key of the service, scoped to the live index
  *
  * Idempotent: keys are found by name and created when missing (or re-created when their scope
  * changed, since the engine cannot change a key's actions).
@@ -43,6 +43,15 @@ export interface KeySpec {
   indexes: string[];
 }
 
+/**
+ * What the service does, on the live index only: read documents. `documents.get` is what it
+ * needs: it lists through `POST /documents/fetch` (filter, sort, offset, limit and an exact
+ * total: the engine's cheapest exact answer to a listing, far cheaper than a search, and the
+ * only one fast on deep pages) and gets a quote by `GET /documents/{id}`. `search` stays for a
+ * replica of an earlier release, which searches, during a rolling update. Both are read-only.
+ */
+export const SERVICE_KEY_ACTIONS = ['search', 'documents.get'] as const;
+
 /** The keys of a deployment whose live index is `index`. */
 export function keySpecs(index: string): KeySpec[] {
   return [
@@ -58,8 +67,8 @@ export function keySpecs(index: string): KeySpec[] {
     {
       file: 'search.key',
       name: `${index}-search`,
-      description: `Quotes service: searches ${index} only`,
-      actions: ['search'],
+      description: `Quotes service: reads ${index} only`,
+      actions: [...SERVICE_KEY_ACTIONS],
       indexes: [index],
     },
   ];

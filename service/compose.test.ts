@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { Meilisearch } from 'meilisearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ensureKeys, INDEXER_KEY_ACTIONS } from '../deploy/meili-keys.ts';
+import { ensureKeys, INDEXER_KEY_ACTIONS, SERVICE_KEY_ACTIONS } from '../deploy/meili-keys.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -280,14 +280,14 @@ async function keysApi(initial: FakeKey[]) {
 }
 
 describe('the key step', () => {
-  it('creates an admin-scoped indexer key and a search-only key scoped to the live index', async () => {
+  it('creates an admin-scoped indexer key and a read-only service key scoped to the live index', async () => {
     const api = await keysApi([]);
     try {
       const values = await ensureKeys(new Meilisearch({ host: api.host, apiKey: 'master' }), 'quotes');
       expect(Object.fromEntries(values)).toEqual({ 'indexer.key': 'key-1', 'search.key': 'key-2' });
       expect(api.keys.map(({ name, actions, indexes }) => ({ name, actions, indexes }))).toEqual([
         { name: 'quotes-indexer', actions: [...INDEXER_KEY_ACTIONS], indexes: ['*'] },
-        { name: 'quotes-search', actions: ['search'], indexes: ['quotes'] },
+        { name: 'quotes-search', actions: [...SERVICE_KEY_ACTIONS], indexes: ['quotes'] },
       ]);
       expect(api.log.every((line) => line.endsWith('Bearer master'))).toBe(true);
     } finally {

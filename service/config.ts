@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch-request.ts';
+import { DEFAULT_SEARCH_TIMEOUT_MS, MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch-request.ts';
 
 export type SearchBackend = 'sqlite' | 'meilisearch';
 export type RateLimitStore = 'memory' | 'redis';
@@ -107,7 +107,7 @@ export function loadConfig(env: Env = process.env): Config {
       apiKey,
       adminKey: optional(env, 'MEILI_ADMIN_KEY') ?? apiKey,
       index: meiliIndex,
-      timeoutMs: integer(env, 'MEILI_TIMEOUT_MS', 2000, 50, MAX_SEARCH_TIMEOUT_MS),
+      timeoutMs: integer(env, 'MEILI_TIMEOUT_MS', DEFAULT_SEARCH_TIMEOUT_MS, 50, MAX_SEARCH_TIMEOUT_MS),
     },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 100, 1, 1_000_000_000),

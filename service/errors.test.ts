@@ -29,6 +29,21 @@ describe('toApiError', () => {
     });
   });
 
+  it('tells when to retry a catalogue that sheds load, and still hides its message', () => {
+    const busy = new CatalogueUnavailableError('Meilisearch is busy (too_many_search_requests)', {
+      retryAfterSeconds: 1,
+    });
+    const { apiError, internal } = toApiError(busy);
+    expect(internal).toBe(true);
+    expect(apiError.statusCode).toBe(503);
+    expect(apiError.headers).toEqual({ 'retry-after': '1' });
+    expect(apiError.toBody()).toEqual({
+      code: 503,
+      error: 'service_unavailable',
+      details: 'The quote catalogue is busy; try again in 1 s',
+    });
+  });
+
   it('maps Fastify client errors to contract statuses with client-facing details', () => {
     expect(toApiError(fastifyError(400, 'FST_ERR_BAD_URL')).apiError.toBody()).toEqual({
       code: 400,

@@ -90,6 +90,16 @@ const FRAMEWORK_DETAILS: Record<string, string> = {
 export function toApiError(error: unknown): { apiError: ApiError; internal: boolean } {
   if (error instanceof ApiError) return { apiError: error, internal: error.statusCode >= 500 };
   if (error instanceof CatalogueUnavailableError) {
+    if (error.retryAfterSeconds !== undefined) {
+      return {
+        apiError: new ApiError(
+          503,
+          `The quote catalogue is busy; try again in ${error.retryAfterSeconds} s`,
+          { cause: error, headers: { 'retry-after': String(error.retryAfterSeconds) } },
+        ),
+        internal: true,
+      };
+    }
     return {
       apiError: unavailable(
         'The quote catalogue is not available right now; try again in a few seconds',

@@ -1,23 +1,16 @@
 /**
  * Fuzzing the query edge: thousands of generated malformed query strings (seeded, so a failure
- * replays) must never produce a 5xx, and every 4xx must be the contract's Error object.
+ * replays) must never produce a 5xx, and every 4xx must be the contract's Error object. On both
+ * engines: the same requests, so the Meilisearch adapter meets every odd value the edge lets
+ * through.
  */
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
 import { FILTER_NAMES, QUOTE_FIELDS, SORT_FIELDS } from './catalogue/port.ts';
-import { buildFixtureCatalogue, errorOf, type FixtureCatalogue, fixtureApp, get } from './test-app.ts';
-
-let catalogue: FixtureCatalogue;
-let app: FastifyInstance;
-
-beforeAll(async () => {
-  catalogue = await buildFixtureCatalogue();
-  app = await fixtureApp(catalogue.path);
-});
-afterAll(async () => {
-  await app?.close();
-  catalogue?.remove();
-});
+import { buildFixtureCatalogue, errorOf, fixtureApp, get } from './test-app.ts';
+import { buildMeiliCatalogue } from './test-support/meilisearch-catalogue.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 
 /** mulberry32: a tiny seeded PRNG, so every run sends the same requests. */
 function prng(seed: number): () => number {
@@ -31,7 +24,8 @@ function prng(seed: number): () => number {
   };
 }
 
-const random = prng(20261122);
+const SEED = 20261122;
+let random = prng(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 const int = (max: number) => Math.floor(random() * max);
 
@@ -135,30 +129,83 @@ function queryString(): string {
 
 const PATHS = ['/quotes', '/quotes/random', '/quotes/7', '/api/v1/quotes', '/quotes/abc', '/quotes/%E0%A4'];
 
-describe('fuzzed query strings', () => {
-  it('never answer 5xx, and every 4xx is the Error object', async () => {
-    const statuses = new Map<number, number>();
-    const rules = new Set<string>();
-    const requests = 1_500;
-    for (let i = 0; i < requests; i++) {
-      const url = `${pick(PATHS)}?${queryString()}`;
-      const response = await get(app, url);
-      statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
-      expect(response.statusCode, url).toBeLessThan(500);
-      expect(response.headers['content-type'], url).toBe('application/json; charset=utf-8');
-      if (response.statusCode >= 400) {
-        const body = errorOf(response);
-        expect(['bad_request', 'not_found'], url).toContain(body.error);
-        expect(body.details.length, url).toBeGreaterThan(0);
-        expect(body.details.length, url).toBeLessThan(400);
-        rules.add(body.details.replace(/'.*$/s, '').replace(/[0-9]+/g, 'N'));
-      } else {
-        expect(response.statusCode, url).toBe(200);
+/** The fuzz suite on one engine; `open` builds the fixture catalogue and an app over it. */
+function describeFuzz(engine: string, open: () => Promise<{ app: FastifyInstance; close(): Promise<void> }>) {
+  describe(`fuzzed query strings (${engine})`, () => {
+    let app: FastifyInstance;
+    let close: (() => Promise<void>) | undefined;
+    beforeAll(async () => {
+      ({ app, close } = await open());
+      random = prng(SEED);
+    });
+    afterAll(async () => {
+      await close?.();
+    });
+
+    it('never answer 5xx, and every 4xx is the Error object', async () => {
+      const statuses = new Map<number, number>();
+      const rules = new Set<string>();
+      const requests = 1_500;
+      for (let i = 0; i < requests; i++) {
+        const url = `${pick(PATHS)}?${queryString()}`;
+        const response = await get(app, url);
+        statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
+        expect(response.statusCode, url).toBeLessThan(500);
+        expect(response.headers['content-type'], url).toBe('application/json; charset=utf-8');
+        if (response.statusCode >= 400) {
+          const body = errorOf(response);
+          expect(['bad_request', 'not_found'], url).toContain(body.error);
+          expect(body.details.length, url).toBeGreaterThan(0);
+          expect(body.details.length, url).toBeLessThan(400);
+          rules.add(body.details.replace(/'.*$/s, '').replace(/[0-9]+/g, 'N'));
+        } else {
+          expect(response.statusCode, url).toBe(200);
+        }
       }
-    }
-    // The generator mostly builds malformed queries: most answers are 400s.
-    expect(statuses.get(400) ?? 0).toBeGreaterThan(requests * 0.6);
-    // …and they reach many different rules, not one early rejection.
-    expect(rules.size).toBeGreaterThan(12);
+      // The generator mostly builds malformed queries: most answers are 400s.
+      expect(statuses.get(400) ?? 0).toBeGreaterThan(requests * 0.6);
+      // …and they reach many different rules, not one early rejection.
+      expect(rules.size).toBeGreaterThan(12);
+    });
   });
+}
+
+describeFuzz('sqlite', async () => {
+  const catalogue = await buildFixtureCatalogue();
+  const app = await fixtureApp(catalogue.path);
+  return {
+    app,
+    async close() {
+      await app.close();
+      catalogue.remove();
+    },
+  };
 });
+
+const SUITE = 'fuzz';
+const source = await meiliEngineSource(inject('containerRuntime'));
+if ('skip' in source) {
+  const reason = announceSkip(SUITE, source.skip);
+  describe.skip(`fuzzed query strings (meilisearch) (skipped: ${reason})`, () => {
+    it('needs the engine', () => {});
+  });
+} else {
+  describeFuzz('meilisearch', async () => {
+    const engine: MeiliEngine = await source.start(SUITE);
+    try {
+      const catalogue = await buildMeiliCatalogue(engine, FIXTURE_QUOTES);
+      const app = await fixtureApp('', catalogue.env);
+      return {
+        app,
+        async close() {
+          await app.close();
+          await catalogue.remove();
+          await engine.stop();
+        },
+      };
+    } catch (error) {
+      await engine.stop();
+      throw error;
+    }
+  });
+}

@@ -1,14 +1,22 @@
 /**
- * Protocol tests of the Meilisearch builder: the order of its calls and its failure paths,
- * against a small in-memory engine that speaks the task protocol (enqueue, poll, succeed or fail)
- * and can be told to fail, lose documents or stall. They cover what a real engine cannot be made
- * to do on demand; that a real engine accepts the build is the behaviour suite's job
- * (meilisearch.test.ts).
+ * Tests of the Meilisearch builder and of the deployment's keys.
+ *
+ * 1. Protocol: the order of its calls and its failure paths, against a small in-memory engine
+ *    that speaks the task protocol (enqueue, poll, succeed or fail) and can be told to fail, lose
+ *    documents or stall: what a real engine cannot be made to do on demand.
+ * 2. On a real engine (found by `test-support/meilisearch-engine.ts`, else skipped): the first
+ *    build renamed into place, a later one swapped in, an aborted one leaving the live catalogue
+ *    as it was, the settings as written, and the key flow of `deploy/meili-keys.ts` (the
+ *    indexer's key builds and swaps; the service's key reads the live index and nothing else).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Meilisearch, MeilisearchApiError } from 'meilisearch';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ensureKeys, keySpecs } from '../../deploy/meili-keys.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
+import { openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder, MeiliTaskError } from './meilisearch-builder.ts';
 import { MEILI_SETTINGS } from './meilisearch-request.ts';
 import { type CatalogueLogger, CatalogueUnavailableError, type Quote } from './port.ts';
@@ -538,3 +546,139 @@ describe('the Meilisearch build protocol', () => {
     expect(idsOf(engine, 'quotes')).toHaveLength(10);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// 2. On a real engine
+
+const SUITE = 'builder and keys';
+const source = await meiliEngineSource(inject('containerRuntime'));
+const skip = 'skip' in source ? announceSkip(SUITE, source.skip) : undefined;
+
+describe.skipIf(skip !== undefined)(
+  `the build and the keys on a real engine${skip ? ` (skipped: ${skip})` : ''}`,
+  () => {
+    let real: MeiliEngine;
+    let admin: Meilisearch;
+    beforeAll(async () => {
+      if ('skip' in source) return;
+      real = await source.start(SUITE);
+      admin = new Meilisearch({ host: real.host, apiKey: real.masterKey, timeout: 10_000 });
+    });
+    afterAll(async () => {
+      await real?.stop();
+    });
+
+    const idsIn = async (uid: string) =>
+      (await admin.index(uid).getDocuments<{ id: number }>({ fields: ['id'], limit: 1_000 })).results
+        .map((d) => d.id)
+        .sort((a, b) => a - b);
+    const build = async (key: string, live: string, quotes: readonly Quote[], searchCutoffMs?: number) => {
+      const builder = await createMeiliBuilder({
+        host: real.host,
+        apiKey: key,
+        index: live,
+        batchSize: 3,
+        searchCutoffMs,
+      });
+      try {
+        await builder.add(quotes);
+        return await builder.commit();
+      } catch (error) {
+        await builder.abort();
+        throw error;
+      }
+    };
+
+    it('creates both keys once, finds them again, and re-creates one whose scope changed', async () => {
+      const first = await ensureKeys(admin, 'keys_a');
+      expect([...first.keys()]).toEqual(['indexer.key', 'search.key']);
+      expect(await ensureKeys(admin, 'keys_a')).toEqual(first);
+      const service = (await admin.getKeys({ limit: 1000 })).results.find((k) => k.name === 'keys_a-search');
+      expect(service?.actions.sort()).toEqual(['documents.get', 'search']);
+      expect(service?.indexes).toEqual(['keys_a']);
+      // A key of an earlier release (search only) is replaced by one with the current scope.
+      await admin.deleteKey(service?.uid as string);
+      await admin.createKey({
+        name: 'keys_a-search',
+        actions: ['search'],
+        indexes: ['keys_a'],
+        expiresAt: null,
+      });
+      const again = await ensureKeys(admin, 'keys_a');
+      expect(again.get('indexer.key')).toBe(first.get('indexer.key'));
+      const replaced = (await admin.getKeys({ limit: 1000 })).results.filter(
+        (k) => k.name === 'keys_a-search',
+      );
+      expect(replaced.map((k) => k.actions.sort())).toEqual([['documents.get', 'search']]);
+      expect(replaced[0]?.key).toBe(again.get('search.key'));
+    });
+
+    it('builds with the indexer key: renamed into place first, swapped in later, the old one deleted', async () => {
+      const keys = await ensureKeys(admin, 'swap_a');
+      const indexer = keys.get('indexer.key') as string;
+      const TEN_IDS = TEN.map((q) => q.id).sort((a, b) => a - b);
+      const first = await build(indexer, 'swap_a', TEN, 1_500);
+      expect(first.count).toBe(10);
+      expect(await idsIn('swap_a')).toEqual(TEN_IDS);
+      const settings = await admin.index('swap_a').getSettings();
+      expect(settings.searchCutoffMs).toBe(1_500);
+      expect(settings.filterableAttributes).toEqual(MEILI_SETTINGS.filterableAttributes);
+      expect(settings.sortableAttributes?.slice().sort()).toEqual(
+        [...MEILI_SETTINGS.sortableAttributes].sort(),
+      );
+
+      const reader = openMeiliCatalogue({
+        host: real.host,
+        apiKey: keys.get('search.key'),
+        index: 'swap_a',
+        timeoutMs: 5_000,
+      });
+      expect((await reader.info()).version).toBe(first.version);
+      const second = await build(indexer, 'swap_a', OTHER);
+      expect(await idsIn('swap_a')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
+      const uids = (await admin.getRawIndexes({ limit: 1000 })).results.map((i) => i.uid);
+      expect(uids.filter((uid) => uid.startsWith('swap_a'))).toEqual(['swap_a']);
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      expect(await reader.info()).toEqual({ version: second.version, count: OTHER.length });
+
+      // An aborted build leaves the live catalogue exactly as it was, and nothing behind.
+      const aborted = await createMeiliBuilder({
+        host: real.host,
+        apiKey: indexer,
+        index: 'swap_a',
+        batchSize: 2,
+      });
+      await aborted.add(TEN);
+      await aborted.abort();
+      expect(await idsIn('swap_a')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
+      const after = (await admin.getRawIndexes({ limit: 1000 })).results.map((i) => i.uid);
+      expect(after.filter((uid) => uid.startsWith('swap_a'))).toEqual(['swap_a']);
+    });
+
+    it('lets the service key read its index and nothing else: no write, no other index', async () => {
+      const keys = await ensureKeys(admin, 'scope_a');
+      await build(keys.get('indexer.key') as string, 'scope_a', TEN);
+      await build(keys.get('indexer.key') as string, 'scope_other', OTHER);
+      const service = new Meilisearch({ host: real.host, apiKey: keys.get('search.key'), timeout: 10_000 });
+      const own = service.index('scope_a');
+      expect((await own.getDocuments({ filter: 'author_id > 0', limit: 0 })).total).toBe(10);
+      expect((await own.getDocument(TEN[0]?.id as number, { fields: ['id'] })).id).toBe(TEN[0]?.id);
+      const refused = async (call: () => Promise<unknown>) => {
+        const error = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(MeilisearchApiError);
+        return (error as MeilisearchApiError).response.status;
+      };
+      expect(await refused(() => service.index('scope_other').getDocuments({ limit: 1 }))).toBe(403);
+      expect(await refused(() => own.addDocuments([{ id: 1 }]))).toBe(403);
+      expect(await refused(() => own.deleteDocument(TEN[0]?.id as number))).toBe(403);
+      expect(await refused(() => own.updateSettings({ searchCutoffMs: 1 }))).toBe(403);
+      expect(await refused(() => service.deleteIndex('scope_a'))).toBe(403);
+      expect(await refused(() => service.getKeys())).toBe(403);
+      expect(await idsIn('scope_a')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
+      expect(keySpecs('scope_a')[1]?.indexes).toEqual(['scope_a']);
+    });
+  },
+);

@@ -66,6 +66,11 @@ export interface MeiliBuilderOptions {
   taskTimeoutMs?: number;
   /** Longest single HTTP request, default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number;
+  /**
+   * The index's `searchCutoffMs`: the service's `MEILI_TIMEOUT_MS`, so that a search the service
+   * stopped waiting for stops in the engine too. Default: the one in {@link MEILI_SETTINGS}.
+   */
+  searchCutoffMs?: number;
 }
 
 /**
@@ -150,9 +155,11 @@ class MeiliBuilder implements CatalogueBuilder {
     await this.#run(`create index ${this.#buildUid}`, () =>
       this.#client.createIndex(this.#buildUid, { primaryKey: 'id' }),
     );
-    await this.#run(`apply the settings of ${this.#buildUid}`, () =>
-      this.#build.updateSettings(MEILI_SETTINGS),
-    );
+    const settings = {
+      ...MEILI_SETTINGS,
+      searchCutoffMs: this.#options.searchCutoffMs ?? MEILI_SETTINGS.searchCutoffMs,
+    };
+    await this.#run(`apply the settings of ${this.#buildUid}`, () => this.#build.updateSettings(settings));
   }
 
   async add(quotes: readonly Quote[]): Promise<void> {

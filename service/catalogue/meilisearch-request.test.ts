@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { IndexSwap, SearchParams, Settings } from 'meilisearch';
+import type { IndexSwap, Settings } from 'meilisearch';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
@@ -23,20 +23,24 @@ import {
   buildSort,
   countRequest,
   createDocumentEncoder,
+  type FetchRequest,
   facetKey,
+  filterExpression,
   getRequest,
   infoRequest,
-  isPastEveryCatalogue,
-  listRequest,
   MAX_KEY_BYTES,
   MAX_SEARCH_TIMEOUT_MS,
   MAX_TOTAL_HITS,
   MEILI_SETTINGS,
   type MeiliQuoteDocument,
+  type PagePlan,
+  pageRequest,
   pickRequest,
   prefixKeys,
   projectHit,
   quoteFilterValue,
+  reverseSort,
+  SHALLOW_OFFSET,
 } from './meilisearch-request.ts';
 import {
   compareQuotes,
@@ -53,6 +57,11 @@ import {
 const ALL_FIELDS = [...QUOTE_FIELDS];
 const asc = (field: SortKey['field']): SortKey => ({ field, direction: 'asc' });
 const desc = (field: SortKey['field']): SortKey => ({ field, direction: 'desc' });
+/** A plan that reads something (the test fails otherwise). */
+const read = (p: PagePlan) => {
+  if ('pastEnd' in p) throw new Error('past the end');
+  return p;
+};
 const query = (overrides: Partial<ListQuery> = {}): ListQuery => ({
   filters: {},
   sort: [],
@@ -68,7 +77,6 @@ describe('index settings', () => {
       displayedAttributes: [...ALL_FIELDS, 'catalogue_version'],
       searchableAttributes: ['author', 'work'],
       filterableAttributes: [
-        'id',
         'author_id',
         'work_id',
         'author_key',
@@ -92,7 +100,7 @@ describe('index settings', () => {
       rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
       typoTolerance: { enabled: false },
       pagination: { maxTotalHits: 100_000_000 },
-      searchCutoffMs: 65_000,
+      searchCutoffMs: 2_000,
       facetSearch: false,
       prefixSearch: 'disabled',
       proximityPrecision: 'byAttribute',
@@ -100,14 +108,14 @@ describe('index settings', () => {
     expect(MEILI_SETTINGS).toEqual(expected);
   });
 
-  it('let no search be cut off before the longest timeout the service accepts gives up on it', () => {
+  it('cut a search off when the service gives up on it (by default; the builder writes MEILI_TIMEOUT_MS)', () => {
+    expect(MEILI_SETTINGS.searchCutoffMs).toBe(loadConfig({}).meili.timeoutMs);
     expect(loadConfig({ MEILI_TIMEOUT_MS: String(MAX_SEARCH_TIMEOUT_MS) }).meili.timeoutMs).toBe(
       MAX_SEARCH_TIMEOUT_MS,
     );
     expect(() => loadConfig({ MEILI_TIMEOUT_MS: String(MAX_SEARCH_TIMEOUT_MS + 1) })).toThrow(
       /MEILI_TIMEOUT_MS/,
     );
-    expect(MEILI_SETTINGS.searchCutoffMs).toBeGreaterThan(MAX_SEARCH_TIMEOUT_MS);
   });
 
   it('put the sort rule first, so a requested order always wins', () => {
@@ -125,7 +133,6 @@ describe('index settings', () => {
         normaliseFilters({ author: ['a'], author_id: ['1'], author_like: ['a b'], work: ['w'] }),
       ),
       ...buildFilter(normaliseFilters({ work_id: ['2'], work_like: ['w'], category: ['c'], genre: ['g'] })),
-      ...(getRequest(1, null).filter as string[]),
     ];
     const filtered = new Set(filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN)/g)].map((m) => m[1])));
     expect([...filtered].sort()).toEqual([...MEILI_SETTINGS.filterableAttributes].sort());
@@ -365,72 +372,140 @@ describe('sort', () => {
   });
 });
 
-describe('search requests', () => {
-  it('list the default page: 5 quotes by id, every field, exact total', () => {
-    const request = listRequest(query()) satisfies SearchParams;
-    expect(request).toEqual({ sort: ['id:asc'], page: 1, hitsPerPage: 5, attributesToRetrieve: ALL_FIELDS });
+describe('document requests', () => {
+  const plan = (q: ListQuery, total?: number) => pageRequest(q, total);
+
+  it('list the default page: 5 quotes by id, every field, read forward', () => {
+    expect(plan(query())).toEqual({
+      request: { sort: ['id:asc'], offset: 0, limit: 5, fields: ALL_FIELDS },
+      reversed: false,
+    });
   });
 
-  it('list a filtered, sorted page of chosen fields', () => {
-    const request = listRequest(
-      query({
-        filters: normaliseFilters({ author_like: ['bron'], category: ['fiction'] }),
-        sort: [asc('author'), desc('publish_date')],
-        page: 3,
-        limit: 2,
-        fields: ['id', 'author', 'quote'],
-      }),
-    ) satisfies SearchParams;
-    expect(request).toEqual({
-      filter: ['author_prefixes = "bron"', 'category_key = "fiction"'],
+  it('list a filtered, sorted page of chosen fields, the filter as one expression', () => {
+    const { request } = read(
+      plan(
+        query({
+          filters: normaliseFilters({ author_like: ['bron', 'jane aus'], category: ['fiction'] }),
+          sort: [asc('author'), desc('publish_date')],
+          page: 3,
+          limit: 2,
+          fields: ['id', 'author', 'quote'],
+        }),
+      ),
+    );
+    expect(request satisfies FetchRequest).toEqual({
+      filter:
+        '(author_prefixes = "bron" OR (author_prefixes = "jane" AND author_prefixes = "aus")) AND (category_key = "fiction")',
       sort: ['author_sort:asc', 'publish_date:desc', 'id:asc'],
-      page: 3,
-      hitsPerPage: 2,
-      attributesToRetrieve: ['id', 'author', 'quote'],
+      offset: 4,
+      limit: 2,
+      fields: ['id', 'author', 'quote'],
     });
   });
 
-  it('count without documents', () => {
-    expect(countRequest(['genre_keys = "gothic"']) satisfies SearchParams).toEqual({
-      filter: ['genre_keys = "gothic"'],
-      page: 1,
-      hitsPerPage: 0,
+  it('read a page in the first half forward, and one in the second half backwards', () => {
+    const sort = [desc('quote_length')];
+    // 10 matches, pages of 3: [0,3) [3,6) [6,9) [9,10).
+    expect(read(plan(query({ sort, page: 1, limit: 3 }), 10)).request).toMatchObject({ offset: 0, limit: 3 });
+    // [3,6): its middle is before 5, forward.
+    expect(read(plan(query({ sort, page: 2, limit: 3 }), 10))).toMatchObject({
+      request: { sort: ['quote_length:desc', 'id:asc'], offset: 3, limit: 3 },
+      reversed: false,
     });
-    expect(countRequest([])).toEqual({ page: 1, hitsPerPage: 0 });
+    // [6,9): the matches [1,4) from the other end, every key reversed.
+    expect(read(plan(query({ sort, page: 3, limit: 3 }), 10))).toMatchObject({
+      request: { sort: ['quote_length:asc', 'id:desc'], offset: 1, limit: 3 },
+      reversed: true,
+    });
+    // The last, short page: only the one match there is, first from the other end.
+    expect(read(plan(query({ sort, page: 4, limit: 3 }), 10))).toMatchObject({
+      request: { offset: 0, limit: 1 },
+      reversed: true,
+    });
   });
 
-  it('pick the match at a random offset', () => {
-    expect(pickRequest(['genre_keys = "gothic"'], 6, ['id']) satisfies SearchParams).toEqual({
-      filter: ['genre_keys = "gothic"'],
+  it('answer a page past the last without any request', () => {
+    expect(plan(query({ page: 5, limit: 3 }), 12)).toEqual({ pastEnd: true });
+    expect(plan(query({ page: Number.MAX_SAFE_INTEGER, limit: 100 }), 12)).toEqual({ pastEnd: true });
+    expect(plan(query({ page: 2 }), 0)).toEqual({ pastEnd: true });
+  });
+
+  it('reverse every sort key, the id tie-breaker included', () => {
+    expect(reverseSort(['author_sort:asc', 'publish_date:desc', 'id:asc'])).toEqual([
+      'author_sort:desc',
+      'publish_date:asc',
+      'id:desc',
+    ]);
+    expect(reverseSort(buildSort([desc('id')]))).toEqual(['id:asc']);
+  });
+
+  it('read exactly the forward slice backwards, for every page of every size (model of the engine)', () => {
+    // The engine's order of 23 matches is a fixed permutation; reading backwards walks it from
+    // the end. Every page the plan reads, reversed, must be that slice of the forward order.
+    const order = Array.from({ length: 23 }, (_, i) => (i * 7) % 23);
+    for (const limit of [1, 2, 5, 7, 23, 100]) {
+      for (let page = 1; page <= Math.ceil(23 / limit) + 1; page++) {
+        const p = plan(query({ page, limit }), order.length);
+        const start = (page - 1) * limit;
+        if ('pastEnd' in p) {
+          expect(start, `page ${page} of ${limit}`).toBeGreaterThanOrEqual(23);
+          continue;
+        }
+        const source = p.reversed ? [...order].reverse() : order;
+        const got = source.slice(p.request.offset, p.request.offset + p.request.limit);
+        if (p.reversed) got.reverse();
+        expect(got, `page ${page} of ${limit}`).toEqual(order.slice(start, start + limit));
+        // No read walks past the middle of the matches.
+        expect(p.request.offset, `page ${page} of ${limit}`).toBeLessThanOrEqual(23 / 2);
+      }
+    }
+  });
+
+  it('read shallow pages without a count first', () => {
+    expect(SHALLOW_OFFSET).toBeGreaterThanOrEqual(100);
+  });
+
+  it('count without documents and without sorting', () => {
+    expect(countRequest('genre_keys = "gothic"') satisfies FetchRequest).toEqual({
+      filter: 'genre_keys = "gothic"',
+      offset: 0,
+      limit: 0,
+    });
+    expect(countRequest(undefined)).toEqual({ offset: 0, limit: 0 });
+  });
+
+  it('pick the match at a random offset, in the engine order (no sort)', () => {
+    expect(pickRequest('genre_keys = "gothic"', 6, ['id']) satisfies FetchRequest).toEqual({
+      filter: 'genre_keys = "gothic"',
       offset: 6,
       limit: 1,
-      attributesToRetrieve: ['id'],
+      fields: ['id'],
     });
-    expect(pickRequest([], 0, null)).toEqual({ offset: 0, limit: 1, attributesToRetrieve: ALL_FIELDS });
+    expect(pickRequest(undefined, 0, null)).toEqual({ offset: 0, limit: 1, fields: ALL_FIELDS });
   });
 
-  it('get one quote by id through a search (a search-only key cannot read documents)', () => {
-    expect(getRequest(42, ['id', 'work']) satisfies SearchParams).toEqual({
-      filter: ['id = 42'],
+  it('get one quote by its primary key, with the chosen fields', () => {
+    expect(getRequest('quotes', 42, ['id', 'work'])).toEqual({
+      path: 'indexes/quotes/documents/42',
+      params: { fields: 'id,work' },
+    });
+  });
+
+  it('read the size and version in one request', () => {
+    expect(infoRequest() satisfies FetchRequest).toEqual({
       offset: 0,
       limit: 1,
-      attributesToRetrieve: ['id', 'work'],
+      fields: ['catalogue_version'],
     });
   });
 
-  it('read the size and version in one search', () => {
-    expect(infoRequest() satisfies SearchParams).toEqual({
-      page: 1,
-      hitsPerPage: 1,
-      attributesToRetrieve: ['catalogue_version'],
-    });
-  });
-
-  it('answer pages past any catalogue from a count alone', () => {
-    expect(isPastEveryCatalogue({ page: 1000, limit: 100 })).toBe(false);
-    expect(isPastEveryCatalogue({ page: MAX_TOTAL_HITS / 100, limit: 100 })).toBe(false);
-    expect(isPastEveryCatalogue({ page: MAX_TOTAL_HITS / 100 + 1, limit: 100 })).toBe(true);
-    expect(isPastEveryCatalogue({ page: Number.MAX_SAFE_INTEGER, limit: 1 })).toBe(true);
+  it('join filter parameters with AND, each in parentheses when there are several', () => {
+    expect(filterExpression([])).toBeUndefined();
+    expect(filterExpression(['a = "1"'])).toBe('a = "1"');
+    expect(filterExpression(['a = "1" OR a = "2"', 'b IN ["x", "y"]'])).toBe(
+      '(a = "1" OR a = "2") AND (b IN ["x", "y"])',
+    );
   });
 });
 
@@ -560,33 +635,35 @@ describe.skipIf(openApiPath === undefined)('requests against the engine OpenAPI 
     expect(validate(schema('Settings_Unchecked'), MEILI_SETTINGS, spec)).toEqual([]);
   });
 
-  const requests: [string, SearchParams][] = [
-    ['default list', listRequest(query())],
+  const requests: [string, FetchRequest][] = [
+    ['default list', read(pageRequest(query())).request],
     [
-      'filtered, sorted, projected list',
-      listRequest(
-        query({
-          filters: normaliseFilters({
-            author_like: ['jane aus', 'bron'],
-            genre: ['gothic'],
-            work_id: ['1', '2'],
+      'filtered, sorted, projected list read backwards',
+      read(
+        pageRequest(
+          query({
+            filters: normaliseFilters({
+              author_like: ['jane aus', 'bron'],
+              genre: ['gothic'],
+              work_id: ['1', '2'],
+            }),
+            sort: [desc('genre'), asc('quote_length')],
+            page: 4,
+            limit: 100,
+            fields: ['id', 'genre'],
           }),
-          sort: [desc('genre'), asc('quote_length')],
-          page: 4,
-          limit: 100,
-          fields: ['id', 'genre'],
-        }),
-      ),
+          420,
+        ),
+      ).request,
     ],
-    ['count', countRequest(['genre_keys = "gothic"'])],
-    ['pick', pickRequest(['genre_keys = "gothic"'], 3, null)],
-    ['get', getRequest(7, ['id'])],
+    ['count', countRequest('genre_keys = "gothic"')],
+    ['pick', pickRequest('genre_keys = "gothic"', 3, null)],
     ['info', infoRequest()],
   ];
   for (const [name, request] of requests) {
-    it(`knows every key of the ${name} search and accepts its values`, () => {
-      expect(Object.keys(request).filter((k) => !properties('SearchQuery').includes(k))).toEqual([]);
-      expect(validate(schema('SearchQuery'), request, spec)).toEqual([]);
+    it(`knows every key of the ${name} documents fetch and accepts its values`, () => {
+      expect(Object.keys(request).filter((k) => !properties('BrowseQuery').includes(k))).toEqual([]);
+      expect(validate(schema('BrowseQuery'), request, spec)).toEqual([]);
     });
   }
 
@@ -603,7 +680,8 @@ describe.skipIf(openApiPath === undefined)('requests against the engine OpenAPI 
   it('serves the routes the adapter and the builder call', () => {
     const paths = spec.paths as Record<string, Record<string, unknown>>;
     const used: [string, string][] = [
-      ['/indexes/{index_uid}/search', 'post'],
+      ['/indexes/{index_uid}/documents/fetch', 'post'],
+      ['/indexes/{index_uid}/documents/{document_id}', 'get'],
       ['/indexes', 'get'],
       ['/indexes', 'post'],
       ['/indexes/{index_uid}', 'get'],

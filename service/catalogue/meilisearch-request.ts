@@ -22,15 +22,17 @@
  *   their bytes, and UTF-8 byte order is code point order. Known limit: the engine truncates
  *   facet strings at 468 bytes, so two values that agree on their first 468 bytes (only very
  *   long titles can: labels have up to 1,000 code points) tie and fall to the next key.
- * - Only the `sort` ranking rule matters (the service never sends `q`); it comes first so a
- *   requested order always wins, and `id:asc` ends every sort.
- * - Exact totals come from `page`/`hitsPerPage` searches (`totalHits`), capped by
- *   `pagination.maxTotalHits`, which the settings raise above any catalogue the builder accepts.
- *   `POST /documents/fetch` would give an uncapped `total` too, but it needs `documents.get`,
- *   which the service's search-only key does not have; so every read, `get` included, is a search.
+ * - Reads go through the documents routes, not `/search`: `POST /documents/fetch` (filter,
+ *   sort, offset, limit, fields, and an exact `total` of matches, uncapped) and `GET
+ *   /documents/{id}`. For a listing without full-text search they give the same answer as a
+ *   search for a fraction of its cost; the service's key therefore holds `documents.get`.
+ *   The engine walks the sorted matches up to a page's offset, so deep pages are read from the
+ *   nearer end with every sort key reversed ({@link pageRequest}).
+ * - `id` ends every sort, so the order is total: a page read backwards is exactly the reversed
+ *   slice of the forward order, ties included.
  */
 import { createHash } from 'node:crypto';
-import type { SearchParams, Settings } from 'meilisearch';
+import type { Settings } from 'meilisearch';
 import {
   type Filters,
   fold,
@@ -51,8 +53,11 @@ import {
  */
 export const MAX_TOTAL_HITS = 100_000_000;
 
-/** Longest `MEILI_TIMEOUT_MS` the service accepts; the index's search cut-off lies beyond it. */
+/** Longest `MEILI_TIMEOUT_MS` the service accepts. */
 export const MAX_SEARCH_TIMEOUT_MS = 60_000;
+
+/** `MEILI_TIMEOUT_MS` when unset, and the search cut-off of an index built without one. */
+export const DEFAULT_SEARCH_TIMEOUT_MS = 2_000;
 
 /**
  * Longest stored facet key, in UTF-8 bytes: below the engine's 468-byte facet limit, with room
@@ -83,10 +88,11 @@ const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
 /**
  * The index settings, applied to every new index before its documents.
  *
- * - `searchCutoffMs` above the longest timeout the service accepts: a search either completes
- *   exactly or the service answers 503; it never serves the partial results a cut-off search
- *   returns (the engine gives no sign of the cut in them). Set at indexing time, it must hold for
- *   any `MEILI_TIMEOUT_MS` the service may later run with; the engine stops shortly after.
+ * - `searchCutoffMs` at the service's timeout (the builder writes `MEILI_TIMEOUT_MS` there; this
+ *   is the default): a search nobody waits for any more stops, rather than keeping the engine
+ *   busy (an abandoned search once ran for over a minute). The service itself never searches
+ *   (it reads through the documents routes), so it never sees the partial results a cut-off
+ *   search returns; the cut-off protects the engine from other holders of a search key.
  * - Typo tolerance, prefix search and facet search are off: the service matches only through
  *   filters, so they would cost indexing time and could only blur exact semantics.
  * - `searchableAttributes` is kept small for the same reason (full-text search is not part of
@@ -96,7 +102,6 @@ export const MEILI_SETTINGS = {
   displayedAttributes: DISPLAYED_ATTRIBUTES,
   searchableAttributes: ['author', 'work'],
   filterableAttributes: [
-    'id',
     'author_id',
     'work_id',
     'author_key',
@@ -120,7 +125,7 @@ export const MEILI_SETTINGS = {
   rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
   typoTolerance: { enabled: false },
   pagination: { maxTotalHits: MAX_TOTAL_HITS },
-  searchCutoffMs: MAX_SEARCH_TIMEOUT_MS + 5_000,
+  searchCutoffMs: DEFAULT_SEARCH_TIMEOUT_MS,
   facetSearch: false,
   prefixSearch: 'disabled',
   proximityPrecision: 'byAttribute',
@@ -290,65 +295,121 @@ export function buildSort(sort: readonly SortKey[]): string[] {
 export function retrievedFields(fields: readonly QuoteField[] | null): QuoteField[] {
   return [...(fields ?? QUOTE_FIELDS)];
 }
+/**
+ * The body of `POST /indexes/{uid}/documents/fetch`: the matches of `filter` in `sort` order,
+ * `limit` of them from `offset`, with an exact `total` of matches in the answer.
+ */
+export interface FetchRequest {
+  filter?: string;
+  sort?: string[];
+  offset: number;
+  limit: number;
+  fields?: string[];
+}
 
-/** A search with `page`/`hitsPerPage`: the engine then answers an exact `totalHits`. */
-export type PagedSearch = SearchParams & { page: number; hitsPerPage: number };
-/** A search with `offset`/`limit`: no exact total, only the hits. */
-export type OffsetSearch = SearchParams & { offset: number; limit: number };
-
-function withFilter<T extends SearchParams>(filter: readonly string[], request: T): T {
-  return filter.length === 0 ? request : { filter: [...filter], ...request };
+/** What `POST /indexes/{uid}/documents/fetch` answers. */
+export interface FetchResponse<T = Record<string, unknown>> {
+  results: T[];
+  offset: number;
+  limit: number;
+  total: number;
 }
 
 /**
- * True when the page starts past any catalogue the engine can hold: the adapter then answers
- * from a count alone, since the engine refuses offsets beyond `maxTotalHits`.
+ * The filter of {@link buildFilter} as one expression: the parameters ANDed, each in parentheses
+ * when there is more than one (a `_like` parameter ORs its values). Undefined without constraint.
  */
-export function isPastEveryCatalogue(query: Pick<ListQuery, 'page' | 'limit'>): boolean {
-  return (query.page - 1) * query.limit >= MAX_TOTAL_HITS;
+export function filterExpression(parts: readonly string[]): string | undefined {
+  if (parts.length === 0) return undefined;
+  if (parts.length === 1) return parts[0];
+  return parts.map((part) => `(${part})`).join(' AND ');
 }
 
-/** `list`: one page in the requested order, with the exact total of matches. */
-export function listRequest(query: ListQuery): PagedSearch {
-  return withFilter(buildFilter(query.filters), {
-    sort: buildSort(query.sort),
-    page: query.page,
-    hitsPerPage: query.limit,
-    attributesToRetrieve: retrievedFields(query.fields),
-  });
+function withFilter(filter: string | undefined, request: FetchRequest): FetchRequest {
+  return filter === undefined ? request : { filter, ...request };
 }
 
-/** The exact number of quotes matching a filter, without documents (`hitsPerPage: 0`). */
-export function countRequest(filter: readonly string[]): PagedSearch {
-  return withFilter(filter, { page: 1, hitsPerPage: 0 });
+/**
+ * Pages that start before this offset are read forward at once: the engine walks at most this
+ * many matches to reach them, and the same answer says how many matches there are. Deeper pages
+ * first count the matches, so the page is read from its nearer end.
+ */
+export const SHALLOW_OFFSET = 1_000;
+
+/** The engine's sort with every key reversed, `id` included: the exact reverse of {@link buildSort}. */
+export function reverseSort(sort: readonly string[]): string[] {
+  return sort.map((key) => (key.endsWith(':asc') ? `${key.slice(0, -4)}:desc` : `${key.slice(0, -5)}:asc`));
+}
+
+/** How one page is read: a request, and whether its results come in reverse order. */
+export type PagePlan = { request: FetchRequest; reversed: boolean } | { pastEnd: true };
+
+/**
+ * `list`: the request of one page. Without `total` (a page before {@link SHALLOW_OFFSET}) it is
+ * read forward, and the answer's total says whether it exists. With the exact `total` of
+ * matches, a page past the last is answered without reading anything, and a page whose middle
+ * lies in the second half of the matches is read from the other end: every sort key reversed
+ * (id last, so the order stays total), at `total - end`, then the hits are reversed. The engine
+ * walks the sorted matches up to the page, so no page costs more than half of them.
+ */
+export function pageRequest(query: ListQuery, total?: number): PagePlan {
+  const filter = filterExpression(buildFilter(query.filters));
+  const sort = buildSort(query.sort);
+  const fields = retrievedFields(query.fields);
+  const offset = (query.page - 1) * query.limit;
+  if (total === undefined) {
+    return { request: withFilter(filter, { sort, offset, limit: query.limit, fields }), reversed: false };
+  }
+  if (offset >= total) return { pastEnd: true };
+  const end = Math.min(offset + query.limit, total);
+  const limit = end - offset;
+  if (offset + end <= total) {
+    return { request: withFilter(filter, { sort, offset, limit, fields }), reversed: false };
+  }
+  return {
+    request: withFilter(filter, { sort: reverseSort(sort), offset: total - end, limit, fields }),
+    reversed: true,
+  };
+}
+
+/** The exact number of matches of a filter: no document, no sort, only the filter evaluated. */
+export function countRequest(filter: string | undefined): FetchRequest {
+  return withFilter(filter, { offset: 0, limit: 0 });
 }
 
 /**
  * `random`, second step: the match at `offset` (drawn uniformly in the exact total). No sort:
- * any fixed order of the matches makes a uniform offset a uniform quote.
+ * the engine's own order of documents is fixed for one catalogue, so a uniform offset is a
+ * uniform quote, and the engine reaches any offset of that order by skipping whole blocks.
  */
 export function pickRequest(
-  filter: readonly string[],
+  filter: string | undefined,
   offset: number,
   fields: readonly QuoteField[] | null,
-): OffsetSearch {
-  return withFilter(filter, { offset, limit: 1, attributesToRetrieve: retrievedFields(fields) });
+): FetchRequest {
+  return withFilter(filter, { offset, limit: 1, fields: retrievedFields(fields) });
 }
 
 /**
- * `get`: the quote with this id. A search rather than `GET /documents/{id}`: the service holds
- * a search-only key, which the documents routes refuse.
+ * `get`: the path and query of `GET /indexes/{uid}/documents/{id}`, a lookup of the primary key.
  */
-export function getRequest(id: number, fields: readonly QuoteField[] | null): OffsetSearch {
-  return { filter: [`id = ${id}`], offset: 0, limit: 1, attributesToRetrieve: retrievedFields(fields) };
+export function getRequest(
+  index: string,
+  id: number,
+  fields: readonly QuoteField[] | null,
+): { path: string; params: { fields: string } } {
+  return {
+    path: `indexes/${encodeURIComponent(index)}/documents/${id}`,
+    params: { fields: retrievedFields(fields).join(',') },
+  };
 }
 
 /**
  * `info`: the catalogue size (exact) and, from any one document, the version its build wrote.
  * One request, so both come from the same catalogue even during a swap.
  */
-export function infoRequest(): PagedSearch {
-  return { page: 1, hitsPerPage: 1, attributesToRetrieve: ['catalogue_version'] };
+export function infoRequest(): FetchRequest {
+  return { offset: 0, limit: 1, fields: ['catalogue_version'] };
 }
 
 /**

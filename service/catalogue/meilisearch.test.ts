@@ -1,10 +1,10 @@
 /**
  * The Meilisearch read adapter.
  *
- * 1. The port's behaviour suite, unchanged, against a real engine: `MEILI_URL` (+
- *    `MEILI_MASTER_KEY`) when set, else a `getmeili/meilisearch:v1.53` container when a Docker
- *    engine is reachable, else skipped loudly. The indexer builds with the deployment's
- *    admin-scoped key and the reader searches with a search-only key, as in production.
+ * 1. The port's behaviour suite, unchanged, against a real engine (found by
+ *    `test-support/meilisearch-engine.ts`: a `meilisearch` binary, `MEILI_URL`, or a container),
+ *    else skipped loudly. The indexer builds with the deployment's indexer key and the reader
+ *    reads with the service's key, both as `deploy/meili-keys.ts` makes them.
  * 2. Without any engine: an unreachable or silent engine gives CatalogueUnavailableError in
  *    bounded time, and the adapter serves as soon as an engine answers.
  * 3. Protocol tests against a scripted HTTP server: the bytes the adapter sends and how it reads
@@ -12,88 +12,69 @@
  *    is what proves the engine agrees.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { INDEXER_KEY_ACTIONS } from '../../deploy/meili-keys.ts';
-import { containerRuntime } from '../test-support/containers.ts';
-import { openMeiliCatalogue } from './meilisearch.ts';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { keySpecs } from '../../deploy/meili-keys.ts';
+import { generateQuotes } from '../../indexer/generate.ts';
+import { buildApp } from '../app.ts';
+import { loadConfig } from '../config.ts';
+import { buildMeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
+import { type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
+import { ENGINE_BUSY_RETRY_AFTER_S, openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder } from './meilisearch-builder.ts';
-import { buildFilter, countRequest, infoRequest, listRequest, pickRequest } from './meilisearch-request.ts';
+import {
+  buildFilter,
+  countRequest,
+  filterExpression,
+  infoRequest,
+  pageRequest,
+  pickRequest,
+  SHALLOW_OFFSET,
+} from './meilisearch-request.ts';
 import { type CatalogueHarness, describeCatalogueBehaviour } from './port.suite.ts';
 import {
   type CatalogueIndex,
   CatalogueUnavailableError,
+  codePointLength,
   type ListQuery,
   normaliseFilters,
   type Quote,
+  SORT_FIELDS,
 } from './port.ts';
-
-const MEILI_IMAGE = 'getmeili/meilisearch:v1.53';
+import { openSqliteCatalogue } from './sqlite.ts';
+import { createSqliteBuilder } from './sqlite-builder.ts';
 
 // ---------------------------------------------------------------------------------------------
 // 1. Behaviour suite
 
-interface Engine {
-  host: string;
-  masterKey: string;
-  stop(): Promise<void>;
-}
-
-/** Where the suite finds an engine, decided at collection time so a skip is visible. */
-async function engineSource(): Promise<{ start: () => Promise<Engine> } | { skip: string }> {
-  const url = process.env.MEILI_URL;
-  if (url !== undefined && url !== '') {
-    const masterKey = process.env.MEILI_MASTER_KEY ?? process.env.MEILI_API_KEY ?? '';
-    return { start: async () => ({ host: url, masterKey, stop: async () => {} }) };
-  }
-  const runtime = await containerRuntime(inject('containerRuntime'));
-  if (!runtime.available) {
-    return {
-      skip: `set MEILI_URL (and MEILI_MASTER_KEY), or make a Docker engine reachable (${runtime.reason})`,
-    };
-  }
-  return {
-    start: async () => {
-      const { GenericContainer, Wait } = await import('testcontainers');
-      const masterKey = randomBytes(24).toString('hex');
-      const container = await new GenericContainer(MEILI_IMAGE)
-        .withExposedPorts(7700)
-        .withEnvironment({ MEILI_MASTER_KEY: masterKey, MEILI_NO_ANALYTICS: 'true', MEILI_ENV: 'production' })
-        .withWaitStrategy(Wait.forHttp('/health', 7700).forStatusCode(200))
-        .start();
-      return {
-        host: `http://${container.getHost()}:${container.getMappedPort(7700)}`,
-        masterKey,
-        stop: async () => {
-          await container.stop();
-        },
-      };
-    },
-  };
-}
-
-const source = await engineSource();
+const SUITE = 'catalogue behaviour';
+const source = await meiliEngineSource(inject('containerRuntime'));
 
 describeCatalogueBehaviour(
   'meilisearch',
   async (): Promise<CatalogueHarness> => {
     if ('skip' in source) throw new Error(source.skip);
-    const engine = await source.start();
+    const engine = await source.start(SUITE);
     const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
     // A fresh live name per run, so a shared engine (MEILI_URL) keeps its own indexes.
     const live = `quotes_suite_${randomBytes(4).toString('hex')}`;
+    const [indexerSpec, serviceSpec] = keySpecs(live);
+    if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
     const indexerKey = await admin.createKey({
       name: `${live}-indexer`,
-      actions: [...INDEXER_KEY_ACTIONS],
-      indexes: ['*'],
+      actions: indexerSpec.actions,
+      indexes: indexerSpec.indexes,
       expiresAt: null,
     });
     const searchKey = await admin.createKey({
       name: `${live}-search`,
-      actions: ['search'],
-      indexes: [live],
+      actions: serviceSpec.actions,
+      indexes: serviceSpec.indexes,
       expiresAt: null,
     });
     const opened: CatalogueIndex[] = [];
@@ -142,6 +123,94 @@ describeCatalogueBehaviour(
   },
   'skip' in source ? { skip: source.skip } : {},
 );
+
+// ---------------------------------------------------------------------------------------------
+// 1b. Every page, deep ones read from the other end, exactly as SQLite answers it
+
+const DEEP = 'deep pages';
+const deepSource = 'skip' in source ? undefined : source;
+if (deepSource === undefined)
+  console.warn(`[meilisearch] ${DEEP}: SKIPPED: ${(source as { skip: string }).skip}`);
+
+describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLite answers it', () => {
+  // Few authors, works and categories: long runs of ties that only id orders.
+  const quotes: Quote[] = [...generateQuotes(240, 7)].map((q) => ({
+    ...q,
+    quote_length: codePointLength(q.quote),
+  }));
+  let engine: MeiliEngine | undefined;
+  let sqlite: CatalogueIndex;
+  let meili: CatalogueIndex;
+  let dir: string;
+  let removeCatalogue: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'quotes-deep-'));
+    const builder = await createSqliteBuilder({ path: join(dir, 'quotes.db') });
+    await builder.add(quotes);
+    await builder.commit();
+    sqlite = openSqliteCatalogue({ path: join(dir, 'quotes.db') });
+    engine = await (deepSource as Exclude<typeof deepSource, undefined>).start(DEEP);
+    const catalogue = await buildMeiliCatalogue(engine, quotes);
+    removeCatalogue = catalogue.remove;
+    // Every page planned from a count, so that the second half of the matches is read backwards.
+    meili = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: catalogue.env.MEILI_API_KEY,
+      index: catalogue.env.MEILI_INDEX as string,
+      timeoutMs: 5_000,
+      shallowOffset: 0,
+    });
+  });
+  afterAll(async () => {
+    await sqlite?.close();
+    await meili?.close();
+    await removeCatalogue?.();
+    await engine?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const FILTERS = [{}, normaliseFilters({ category: ['poetry'] }), normaliseFilters({ author_like: ['a'] })];
+
+  for (const field of SORT_FIELDS) {
+    for (const direction of ['asc', 'desc'] as const) {
+      it(`sort=${field}&order=${direction}: every page of 1, 7 and 100, past the last one too`, async () => {
+        for (const filters of FILTERS) {
+          const total = (await sqlite.list({ filters, sort: [], page: 1, limit: 1, fields: ['id'] })).total;
+          expect(total, JSON.stringify(filters)).toBeGreaterThan(10);
+          for (const limit of [1, 7, 100]) {
+            const pages = Math.ceil(total / limit);
+            // Pages of one: the first and last few, either side of the middle, and past the end.
+            const wanted =
+              limit === 1
+                ? [1, 2, Math.floor(pages / 2), Math.floor(pages / 2) + 1, pages - 1, pages, pages + 1]
+                : Array.from({ length: pages + 1 }, (_, i) => i + 1);
+            for (const page of wanted) {
+              const query: ListQuery = {
+                filters,
+                sort: [{ field, direction }],
+                page,
+                limit,
+                fields: ['id', field === 'genre' ? 'genre' : 'author'],
+              };
+              const label = `${JSON.stringify(filters)} page ${page} of ${limit}`;
+              expect(await meili.list(query), label).toEqual(await sqlite.list(query));
+            }
+          }
+        }
+      });
+    }
+  }
+
+  it('draws random quotes from the whole catalogue, in the count', async () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 200; i++) seen.add((await meili.random({}, ['id']))?.id as number);
+    const ids = new Set(quotes.map((q) => q.id));
+    expect([...seen].every((id) => ids.has(id))).toBe(true);
+    // 200 draws among 240 quotes reach about 137 distinct ones; a stuck offset would reach few.
+    expect(seen.size).toBeGreaterThan(100);
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // 2. Unavailable engines
@@ -244,8 +313,14 @@ interface Recorded {
 }
 type Reply = { status: number; json?: unknown; text?: string };
 
-/** An HTTP server that records requests and answers them with `reply`. */
-async function scriptedEngine(reply: (request: Recorded) => Reply): Promise<{
+/** Waits until `condition` holds (a background request has been sent), at most 2 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+/** An HTTP server that records requests and answers them with `reply` (none when undefined). */
+async function scriptedEngine(reply: (request: Recorded) => Reply | undefined): Promise<{
   host: string;
   requests: Recorded[];
   port: number;
@@ -265,6 +340,8 @@ async function scriptedEngine(reply: (request: Recorded) => Reply): Promise<{
       };
       requests.push(recorded);
       const answer = reply(recorded);
+      // No answer at all: an engine that hangs.
+      if (answer === undefined) return;
       res.writeHead(answer.status, {
         'content-type': answer.json === undefined ? 'text/html' : 'application/json',
       });
@@ -285,31 +362,30 @@ async function scriptedEngine(reply: (request: Recorded) => Reply): Promise<{
   };
 }
 
-const page = (hits: object[], totalHits: number, hitsPerPage = 5) => ({
-  hits,
-  query: '',
-  processingTimeMs: 1,
-  hitsPerPage,
-  page: 1,
-  totalPages: Math.ceil(totalHits / Math.max(hitsPerPage, 1)),
-  totalHits,
+/** An answer of `POST /documents/fetch`. */
+const fetched = (results: object[], total: number, offset = 0, limit = 5) => ({
+  results,
+  offset,
+  limit,
+  total,
 });
 const apiError = (status: number, code: string, message: string): Reply => ({
   status,
   json: { message, code, type: 'invalid_request', link: `https://docs.meilisearch.com/errors#${code}` },
 });
+const FETCH = '/indexes/quotes/documents/fetch';
 
-describe('the search protocol', () => {
+describe('the read protocol', () => {
   let engine: Awaited<ReturnType<typeof scriptedEngine>> | undefined;
   afterEach(async () => {
     await engine?.close();
     engine = undefined;
   });
-  const open = (host: string) =>
-    openMeiliCatalogue({ host, apiKey: 'search-key', index: 'quotes', timeoutMs: 2_000 });
+  const open = (host: string, timeoutMs = 2_000) =>
+    openMeiliCatalogue({ host, apiKey: 'service-key', index: 'quotes', timeoutMs });
 
-  it('sends the built list request to the live index, with the key as a bearer token', async () => {
-    engine = await scriptedEngine(() => ({ status: 200, json: page([{ id: 3, author: 'A' }], 12, 2) }));
+  it('reads a shallow page with one documents fetch, the key as a bearer token', async () => {
+    engine = await scriptedEngine(() => ({ status: 200, json: fetched([{ id: 3, author: 'A' }], 12, 2, 2) }));
     const query: ListQuery = {
       filters: normaliseFilters({ author_like: ['bron'] }),
       sort: [{ field: 'author', direction: 'desc' }],
@@ -319,12 +395,13 @@ describe('the search protocol', () => {
     };
     const result = await open(engine.host).list(query);
     expect(result).toEqual({ items: [{ id: 3, author: 'A' }], total: 12 });
+    const plan = pageRequest(query);
     expect(engine.requests).toEqual([
       {
         method: 'POST',
-        url: '/indexes/quotes/search',
-        authorization: 'Bearer search-key',
-        body: listRequest(query),
+        url: FETCH,
+        authorization: 'Bearer service-key',
+        body: 'request' in plan ? plan.request : undefined,
       },
     ]);
   });
@@ -332,44 +409,85 @@ describe('the search protocol', () => {
   it('drops every attribute the engine returns beyond the requested fields', async () => {
     engine = await scriptedEngine(() => ({
       status: 200,
-      json: page([{ author: 'A', id: 3, author_key: 'a', catalogue_version: 'v' }], 1),
+      json: fetched([{ author: 'A', id: 3, author_key: 'a', catalogue_version: 'v' }], 1),
     }));
     const result = await open(engine.host).list({ ...QUERY, fields: ['id', 'author'] });
     expect(result.items).toEqual([{ id: 3, author: 'A' }]);
     expect(Object.keys(result.items[0] ?? {})).toEqual(['id', 'author']);
   });
 
-  it('answers a page past any catalogue from a count, without asking for that page', async () => {
-    engine = await scriptedEngine(() => ({ status: 200, json: page([], 42, 0) }));
-    const result = await open(engine.host).list({ ...QUERY, page: 2_000_000, limit: 100 });
-    expect(result).toEqual({ items: [], total: 42 });
-    expect(engine.requests.map((r) => r.body)).toEqual([countRequest([])]);
+  it('reads a deep page in the second half from the other end, and puts it back in order', async () => {
+    const total = 10_000;
+    engine = await scriptedEngine((request) => {
+      const body = request.body as { limit: number; offset: number };
+      if (body.limit === 0) return { status: 200, json: fetched([], total, 0, 0) };
+      // The engine answers in the reversed order it was asked for.
+      return { status: 200, json: fetched([{ id: 9_999 }, { id: 9_998 }], total, body.offset, body.limit) };
+    });
+    const query: ListQuery = { ...QUERY, page: 4_999, limit: 2, fields: ['id'] };
+    expect(await open(engine.host).list(query)).toEqual({ items: [{ id: 9_998 }, { id: 9_999 }], total });
+    expect(engine.requests.map((r) => r.body)).toEqual([
+      countRequest(undefined),
+      { sort: ['id:desc'], offset: 2, limit: 2, fields: ['id'] },
+    ]);
   });
 
-  it('gets a quote through a search on its id, and null when nothing has it', async () => {
-    let hits: object[] = [{ id: 42 }];
-    engine = await scriptedEngine(() => ({
-      status: 200,
-      json: { hits, offset: 0, limit: 1, estimatedTotalHits: 1 },
-    }));
+  it('answers a page past the last from a count, without asking for that page', async () => {
+    engine = await scriptedEngine(() => ({ status: 200, json: fetched([], 42, 0, 0) }));
+    for (const page of [SHALLOW_OFFSET, 2_000_000, Number.MAX_SAFE_INTEGER]) {
+      const result = await open(engine.host).list({ ...QUERY, page, limit: 100 });
+      expect(result).toEqual({ items: [], total: 42 });
+    }
+    expect(engine.requests.map((r) => r.body)).toEqual([
+      countRequest(undefined),
+      countRequest(undefined),
+      countRequest(undefined),
+    ]);
+  });
+
+  it('plans a deep page again when the catalogue changed between the count and the page', async () => {
+    let counts = 0;
+    engine = await scriptedEngine((request) => {
+      const body = request.body as { limit: number; offset: number };
+      if (body.limit === 0) {
+        counts++;
+        return { status: 200, json: fetched([], 10_000, 0, 0) };
+      }
+      // A smaller catalogue was swapped in: 6,000 quotes.
+      return { status: 200, json: fetched([{ id: 1 }], 6_000, body.offset, body.limit) };
+    });
+    const query: ListQuery = { ...QUERY, page: 2_000, limit: 2, fields: ['id'] };
+    const result = await open(engine.host).list(query);
+    expect(result.total).toBe(6_000);
+    expect(counts).toBe(1);
+    const bodies = engine.requests.map((r) => r.body as { offset: number; sort: string[] });
+    // First planned on 10,000 (forward at 3,998), then on 6,000 (backwards at 2,000).
+    expect(bodies[1]).toMatchObject({ offset: 3_998, sort: ['id:asc'] });
+    expect(bodies[2]).toMatchObject({ offset: 2_000, sort: ['id:desc'] });
+  });
+
+  it('gets a quote by its primary key, and null when nothing has it', async () => {
+    engine = await scriptedEngine((request) =>
+      request.url.startsWith('/indexes/quotes/documents/42')
+        ? { status: 200, json: { id: 42, author_key: 'x' } }
+        : apiError(404, 'document_not_found', 'Document `43` not found.'),
+    );
     const index = open(engine.host);
     expect(await index.get(42, ['id'])).toEqual({ id: 42 });
-    hits = [];
     expect(await index.get(43, ['id'])).toBeNull();
-    expect(engine.requests.map((r) => r.body)).toEqual([
-      { filter: ['id = 42'], offset: 0, limit: 1, attributesToRetrieve: ['id'] },
-      { filter: ['id = 43'], offset: 0, limit: 1, attributesToRetrieve: ['id'] },
+    expect(engine.requests.map((r) => [r.method, r.url])).toEqual([
+      ['GET', '/indexes/quotes/documents/42?fields=id'],
+      ['GET', '/indexes/quotes/documents/43?fields=id'],
     ]);
+    // A missing document says nothing of the engine's health.
+    expect(await index.info().catch((e: unknown) => e)).not.toBeInstanceOf(CatalogueUnavailableError);
   });
 
   it('draws random quotes as an exact count, then the match at a uniform offset', async () => {
     engine = await scriptedEngine((request) => {
-      const body = request.body as { hitsPerPage?: number; offset?: number };
-      if (body.hitsPerPage === 0) return { status: 200, json: page([], 5, 0) };
-      return {
-        status: 200,
-        json: { hits: [{ id: body.offset }], offset: body.offset, limit: 1, estimatedTotalHits: 5 },
-      };
+      const body = request.body as { limit: number; offset: number };
+      if (body.limit === 0) return { status: 200, json: fetched([], 5, 0, 0) };
+      return { status: 200, json: fetched([{ id: body.offset }], 5, body.offset, 1) };
     });
     const index = open(engine.host);
     const filters = normaliseFilters({ genre: ['gothic'] });
@@ -377,35 +495,41 @@ describe('the search protocol', () => {
     for (let i = 0; i < 60; i++) offsets.add((await index.random(filters, ['id']))?.id as number);
     // Every offset of the 5 matches is drawn (P(miss one) < 5 × 0.8^60 ≈ 1e-5), none past them.
     expect([...offsets].sort()).toEqual([0, 1, 2, 3, 4]);
-    const filter = buildFilter(filters);
+    const filter = filterExpression(buildFilter(filters));
     expect(engine.requests[0]?.body).toEqual(countRequest(filter));
     const pick = engine.requests[1]?.body as { offset: number };
     expect(pick).toEqual(pickRequest(filter, pick.offset, ['id']));
   });
 
-  it('draws again when the catalogue shrank between the count and the pick', async () => {
+  it('draws again when the catalogue changed between the count and the pick', async () => {
     let picks = 0;
     engine = await scriptedEngine((request) => {
-      const body = request.body as { hitsPerPage?: number };
-      if (body.hitsPerPage === 0) return { status: 200, json: page([], picks === 0 ? 1_000 : 1, 0) };
+      const body = request.body as { limit: number; offset: number };
+      if (body.limit === 0) return { status: 200, json: fetched([], 1_000, 0, 0) };
       picks++;
-      const hits = picks === 1 ? [] : [{ id: 7 }];
-      return { status: 200, json: { hits, offset: 0, limit: 1, estimatedTotalHits: 1 } };
+      // First pick: the catalogue shrank to 1 quote (no hit at the offset); then it holds.
+      return picks === 1
+        ? { status: 200, json: fetched([], 1, body.offset, 1) }
+        : { status: 200, json: fetched([{ id: 7 }], 1, body.offset, 1) };
     });
     expect(await open(engine.host).random({}, ['id'])).toEqual({ id: 7 });
-    expect(engine.requests).toHaveLength(4);
+    expect(engine.requests.map((r) => (r.body as { offset: number }).offset)).toEqual([
+      0,
+      expect.any(Number),
+      0,
+    ]);
   });
 
   it('returns null from random when nothing matches, after one count', async () => {
-    engine = await scriptedEngine(() => ({ status: 200, json: page([], 0, 0) }));
+    engine = await scriptedEngine(() => ({ status: 200, json: fetched([], 0, 0, 0) }));
     expect(await open(engine.host).random(normaliseFilters({ author: ['nobody'] }), null)).toBeNull();
     expect(engine.requests).toHaveLength(1);
   });
 
-  it('reads the size and version in one search and answers from memory for a second', async () => {
+  it('reads the size and version in one request and answers from memory for a second', async () => {
     engine = await scriptedEngine(() => ({
       status: 200,
-      json: page([{ catalogue_version: 'lx1-abc' }], 42, 1),
+      json: fetched([{ catalogue_version: 'lx1-abc' }], 42, 0, 1),
     }));
     const index = open(engine.host);
     const [a, b] = await Promise.all([index.info(), index.info()]);
@@ -415,11 +539,29 @@ describe('the search protocol', () => {
   });
 
   it('gives an empty index one version, and refuses an index the indexer did not build', async () => {
-    engine = await scriptedEngine(() => ({ status: 200, json: page([], 0, 1) }));
+    engine = await scriptedEngine(() => ({ status: 200, json: fetched([], 0, 0, 1) }));
     expect(await open(engine.host).info()).toEqual({ version: 'empty', count: 0 });
     await engine.close();
-    engine = await scriptedEngine(() => ({ status: 200, json: page([{ id: 1 }], 3, 1) }));
+    engine = await scriptedEngine(() => ({ status: 200, json: fetched([{ id: 1 }], 3, 0, 1) }));
     await expect(open(engine.host).info()).rejects.toThrow(CatalogueUnavailableError);
+  });
+
+  it('fails info at once after a read failed, though its answer is still in memory', async () => {
+    let hang = false;
+    engine = await scriptedEngine(() =>
+      hang ? undefined : { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) },
+    );
+    const index = open(engine.host, 300);
+    expect(await index.info()).toEqual({ version: 'v1', count: 3 });
+    hang = true;
+    await expect(index.list(QUERY)).rejects.toBeInstanceOf(CatalogueUnavailableError);
+    const started = performance.now();
+    await expect(index.info()).rejects.toThrow(/did not answer within 300 ms/);
+    expect(performance.now() - started).toBeLessThan(100);
+    // Back to serving as soon as a read succeeds again.
+    hang = false;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await index.info()).toEqual({ version: 'v1', count: 3 });
   });
 
   const unavailable: [string, Reply, RegExp][] = [
@@ -445,14 +587,51 @@ describe('the search protocol', () => {
       engine = await scriptedEngine(() => reply);
       const index = open(engine.host);
       await expect(index.info()).rejects.toThrow(message);
-      await expect(index.info()).rejects.toBeInstanceOf(CatalogueUnavailableError);
-      expect(engine.requests).toHaveLength(2);
+      // Said again at once, and asked again (in the background) to notice a recovery.
+      await expect(index.info()).rejects.toThrow(message);
+      const requests = engine.requests;
+      await until(() => requests.length === 2);
+      expect(requests).toHaveLength(2);
     });
   }
 
+  it('reads an engine shedding load as unavailable for a second', async () => {
+    engine = await scriptedEngine(() =>
+      apiError(503, 'too_many_search_requests', 'Too many search requests running at the same time: 1000.'),
+    );
+    const error = await open(engine.host)
+      .list(QUERY)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogueUnavailableError);
+    expect((error as CatalogueUnavailableError).retryAfterSeconds).toBe(ENGINE_BUSY_RETRY_AFTER_S);
+  });
+
+  it('answers 503 with Retry-After over HTTP while the engine sheds load', async () => {
+    engine = await scriptedEngine(() =>
+      apiError(503, 'too_many_search_requests', 'Too many search requests running at the same time: 1000.'),
+    );
+    const app = await buildApp(
+      loadConfig({ SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.host, LOG_LEVEL: 'silent' }),
+    );
+    try {
+      for (const url of ['/quotes', '/quotes/random', '/quotes/3']) {
+        const response = await app.inject({ method: 'GET', url, headers: { 'x-bypass-auth': 'true' } });
+        expect(response.statusCode, url).toBe(503);
+        expect(response.headers['retry-after'], url).toBe(String(ENGINE_BUSY_RETRY_AFTER_S));
+        expect(response.json(), url).toEqual({
+          code: 503,
+          error: 'service_unavailable',
+          details: `The quote catalogue is busy; try again in ${ENGINE_BUSY_RETRY_AFTER_S} s`,
+        });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
   it('rethrows a request the engine rejects as invalid: that is a bug, not an outage', async () => {
     engine = await scriptedEngine(() =>
-      apiError(400, 'invalid_search_filter', 'Attribute `x` is not filterable.'),
+      apiError(400, 'invalid_document_filter', 'Attribute `x` is not filterable.'),
     );
     const error = await open(engine.host)
       .list(QUERY)
@@ -472,10 +651,13 @@ describe('the search protocol', () => {
     await expect(index.info()).rejects.toBeInstanceOf(CatalogueUnavailableError);
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(page([{ catalogue_version: 'v1' }], 1, 1)));
+      res.end(JSON.stringify(fetched([{ catalogue_version: 'v1' }], 1, 0, 1)));
     });
     await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
     try {
+      // The first call after the failure may still report it; the read it started finds the engine.
+      await index.info().catch(() => {});
+      await new Promise((resolve) => setTimeout(resolve, 100));
       expect(await index.info()).toEqual({ version: 'v1', count: 1 });
     } finally {
       server.closeAllConnections();

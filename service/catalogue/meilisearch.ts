@@ -1,15 +1,19 @@
 /**
- * The Meilisearch adapter of the catalogue port, read side. Every call is one or two searches on
- * the live index (the service holds a search-only key, so nothing else is allowed); the requests
- * themselves are built by `meilisearch-request.ts`.
+ * The Meilisearch adapter of the catalogue port, read side. Every call is one or two reads of
+ * the live index through the documents routes (`POST /documents/fetch`, `GET /documents/{id}`),
+ * the engine's cheapest exact answer to a listing without full-text search; the requests
+ * themselves are built by `meilisearch-request.ts`. The service's key holds `search` and
+ * `documents.get` on the live index, nothing that writes.
  *
- * Availability: the client's per-request timeout bounds every call, and engine failures become
- * {@link CatalogueUnavailableError} (HTTP 503): unreachable, timed out, answering 5xx or non-JSON,
- * refusing the key, or holding no index yet. Any other refusal is a request this adapter built
- * wrongly, a bug, and is rethrown as is (HTTP 500).
+ * Availability: the client's per-request timeout bounds every call (and aborts its request),
+ * and engine failures become {@link CatalogueUnavailableError} (HTTP 503): unreachable, timed
+ * out, answering 5xx or non-JSON, refusing the key, or holding no index yet. Any other refusal
+ * is a request this adapter built wrongly, a bug, and is rethrown as is (HTTP 500). After a
+ * failure, {@link CatalogueIndex.info} (and so `/ready`) fails at once until a read succeeds.
  *
  * Live reload comes for free: the indexer swaps a finished index into the live name, and the
- * next search reads it.
+ * next read sees it. A call made of two reads checks that both saw the same number of matches,
+ * and reads again otherwise, so it never mixes two catalogues.
  */
 import { randomInt } from 'node:crypto';
 import {
@@ -18,19 +22,20 @@ import {
   MeilisearchApiError,
   MeilisearchRequestError,
   MeilisearchRequestTimeOutError,
-  type SearchParams,
-  type SearchResponse,
 } from 'meilisearch';
 import {
   buildFilter,
   countRequest,
+  type FetchRequest,
+  type FetchResponse,
+  filterExpression,
   getRequest,
   infoRequest,
-  isPastEveryCatalogue,
-  listRequest,
   type MeiliQuoteDocument,
+  pageRequest,
   pickRequest,
   projectHit,
+  SHALLOW_OFFSET,
 } from './meilisearch-request.ts';
 import {
   type CatalogueIndex,
@@ -46,8 +51,10 @@ import {
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
-/** Draws of `random` before giving up while the catalogue keeps changing under it. */
-const RANDOM_ATTEMPTS = 3;
+/** Reads of a two-read call (`list`, `random`) before giving up while the catalogue keeps changing. */
+const ATTEMPTS = 3;
+/** Seconds a client is told to wait when the engine sheds load (`too_many_search_requests`). */
+export const ENGINE_BUSY_RETRY_AFTER_S = 1;
 
 export interface MeiliCatalogueOptions {
   /** Engine address, e.g. `http://127.0.0.1:7700`. */
@@ -58,6 +65,8 @@ export interface MeiliCatalogueOptions {
   index: string;
   /** Upper bound of one engine request; past it the call fails with CatalogueUnavailableError. */
   timeoutMs: number;
+  /** Pages starting before this offset are read forward without a count first ({@link SHALLOW_OFFSET}). */
+  shallowOffset?: number;
   logger?: CatalogueLogger;
 }
 
@@ -73,9 +82,12 @@ export function openMeiliCatalogue(options: MeiliCatalogueOptions): CatalogueInd
 class MeiliCatalogue implements CatalogueIndex {
   readonly kind = 'meilisearch';
   readonly #options: MeiliCatalogueOptions;
-  readonly #index: Index<MeiliQuoteDocument>;
+  readonly #http: Index['httpRequest'];
+  readonly #fetchPath: string;
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
+  /** The last engine failure and when it happened, until a read succeeds again. */
+  #failure: { error: CatalogueUnavailableError; at: number } | undefined;
 
   constructor(options: MeiliCatalogueOptions) {
     this.#options = options;
@@ -84,14 +96,27 @@ class MeiliCatalogue implements CatalogueIndex {
       apiKey: options.apiKey,
       timeout: options.timeoutMs,
     });
-    this.#index = client.index<MeiliQuoteDocument>(options.index);
+    this.#http = client.index(options.index).httpRequest;
+    this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
   }
 
   info(): Promise<CatalogueInfo> {
+    const failure = this.#failure;
+    if (failure !== undefined && performance.now() - failure.at < INFO_TTL_MS) {
+      // A read just failed: the engine is down or hung, and waiting for another read to time out
+      // would keep /ready answering 200 meanwhile. Fail at once; a read in the background (one
+      // at a time) finds out when the engine is back.
+      this.#refreshInfo().catch(() => {});
+      return Promise.reject(failure.error);
+    }
     const cached = this.#info;
     if (cached !== undefined && performance.now() - cached.at < INFO_TTL_MS) {
       return Promise.resolve(cached.value);
     }
+    return this.#refreshInfo();
+  }
+
+  #refreshInfo(): Promise<CatalogueInfo> {
     // Concurrent callers share one request; a failure is not cached, so the next call retries.
     this.#pendingInfo ??= this.#loadInfo().finally(() => {
       this.#pendingInfo = undefined;
@@ -100,8 +125,8 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async #loadInfo(): Promise<CatalogueInfo> {
-    const response = await this.#search(infoRequest());
-    const hit = response.hits[0];
+    const response = await this.#fetch(infoRequest());
+    const hit = response.results[0];
     let version: string;
     if (hit === undefined) {
       // The indexer never builds an empty catalogue; an empty index answers the same to every
@@ -114,7 +139,7 @@ class MeiliCatalogue implements CatalogueIndex {
         `Meilisearch index '${this.#options.index}' was not built by the indexer (its documents have no catalogue version)`,
       );
     }
-    const info = { version, count: response.totalHits };
+    const info = { version, count: response.total };
     if (this.#info?.value.version !== version) {
       this.#options.logger?.info({ backend: this.kind, ...info }, 'serving catalogue');
     }
@@ -123,31 +148,53 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async list(query: ListQuery): Promise<ListResult> {
-    if (isPastEveryCatalogue(query)) {
-      const response = await this.#search(countRequest(buildFilter(query.filters)));
-      return { items: [], total: response.totalHits };
+    const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
+    if ((query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET)) {
+      const plan = pageRequest(query);
+      if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
+      const response = await this.#fetch(plan.request);
+      return { items: toItems(response.results), total: response.total };
     }
-    const response = await this.#search(listRequest(query));
-    return {
-      items: response.hits.map((hit) => projectHit(hit, query.fields)),
-      total: response.totalHits,
-    };
+    let total = (await this.#fetch(countRequest(filterExpression(buildFilter(query.filters))))).total;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const plan = pageRequest(query, total);
+      if ('pastEnd' in plan) return { items: [], total };
+      const response = await this.#fetch(plan.request);
+      if (response.total === total) {
+        const items = toItems(response.results);
+        return { items: plan.reversed ? items.reverse() : items, total };
+      }
+      // The catalogue was replaced between the count and the page: plan again on the new one.
+      total = response.total;
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while a page was read');
   }
 
   async get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
-    const response = await this.#search(getRequest(id, fields));
-    const hit = response.hits[0];
-    return hit === undefined ? null : projectHit(hit, fields);
+    const { path, params } = getRequest(this.#options.index, id, fields);
+    let document: object;
+    try {
+      document = await this.#call(() => this.#http.get<object>({ path, params }));
+    } catch (error) {
+      if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
+        this.#failure = undefined;
+        return null;
+      }
+      throw error;
+    }
+    return projectHit(document, fields);
   }
 
   async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
-    const filter = buildFilter(filters);
-    for (let attempt = 0; attempt < RANDOM_ATTEMPTS; attempt++) {
-      const total = (await this.#search(countRequest(filter))).totalHits;
+    const filter = filterExpression(buildFilter(filters));
+    let total = (await this.#fetch(countRequest(filter))).total;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (total === 0) return null;
-      const hit = (await this.#search(pickRequest(filter, randomInt(total), fields))).hits[0];
-      if (hit !== undefined) return projectHit(hit, fields);
-      // The catalogue was replaced by a smaller one between the two searches: draw again.
+      const response = await this.#fetch(pickRequest(filter, randomInt(total), fields));
+      const hit = response.results[0];
+      if (hit !== undefined && response.total === total) return projectHit(hit, fields);
+      // The catalogue was replaced between the count and the pick: draw again in the new one.
+      total = response.total;
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
   }
@@ -157,11 +204,25 @@ class MeiliCatalogue implements CatalogueIndex {
     this.#info = undefined;
   }
 
-  async #search<S extends SearchParams>(request: S): Promise<SearchResponse<MeiliQuoteDocument, S>> {
+  #fetch(request: FetchRequest): Promise<FetchResponse<MeiliQuoteDocument>> {
+    return this.#call(() =>
+      this.#http.post<FetchResponse<MeiliQuoteDocument>>({ path: this.#fetchPath, body: request }),
+    );
+  }
+
+  /** One engine request; a failure the engine's state explains is remembered for `info`. */
+  async #call<T>(request: () => Promise<T>): Promise<T> {
     try {
-      return await this.#index.search<MeiliQuoteDocument, S>(undefined, request);
+      const answer = await request();
+      this.#failure = undefined;
+      return answer;
     } catch (error) {
-      throw toPortError(error, this.#options);
+      const portError = toPortError(error, this.#options);
+      if (portError instanceof CatalogueUnavailableError) {
+        this.#failure = { error: portError, at: performance.now() };
+        this.#info = undefined;
+      }
+      throw portError;
     }
   }
 }
@@ -189,6 +250,12 @@ export function toPortError(
   if (error instanceof MeilisearchApiError) {
     const status = error.response.status;
     const code = error.cause?.code;
+    if (code === 'too_many_search_requests') {
+      return new CatalogueUnavailableError('Meilisearch is busy (too_many_search_requests)', {
+        cause: error,
+        retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
+      });
+    }
     if (code === 'index_not_found') {
       return new CatalogueUnavailableError(
         `Meilisearch holds no index '${where.index}' yet: run the indexer`,

@@ -30,6 +30,7 @@ export async function createBuilder(config: Config, logger?: CatalogueLogger): P
       host: config.meili.host,
       apiKey: config.meili.adminKey,
       index: config.meili.index,
+      searchCutoffMs: config.meili.timeoutMs,
       logger,
     });
   }

@@ -185,6 +185,13 @@ export interface CatalogueIndex {
 /** The engine is unreachable, timed out, or holds no catalogue: the request may succeed later. */
 export class CatalogueUnavailableError extends Error {
   override name = 'CatalogueUnavailableError';
+  /** Whole seconds after which the engine said it would take the request (it sheds load). */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(message: string, options?: ErrorOptions & { retryAfterSeconds?: number }) {
+    super(message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
+  }
 }
 
 export const DEFAULT_LIMIT = 5;
