@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { announceSkip, announceUsing } from '../service/test-support/suites.ts';
 import type { LoadResult } from './bench/load.ts';
-import { meiliBinary, meiliVersion } from './bench/meili.ts';
+import { meiliVersion } from './bench/meili.ts';
 import type { MeiliReport } from './bench/meili-report.ts';
 import type { BenchReport } from './bench/report.ts';
 import { MIX_KINDS } from './lib/mix.ts';
@@ -125,7 +126,7 @@ describe('npm run bench --quick', () => {
   });
 });
 
-const meili = meiliBinary();
+const meili = findMeiliBinary();
 if (meili === undefined) {
   announceSkip(
     import.meta.url,

@@ -11,16 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { Meilisearch } from 'meilisearch';
 import { ensureKeys } from '../deploy/meili-keys.ts';
 import { QUOTE_FIELDS } from '../service/catalogue/port.ts';
+import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
-import {
-  encodeBatches,
-  ingestDirect,
-  meiliBinary,
-  meiliVersion,
-  startMeili,
-  startRecorder,
-} from './bench/meili.ts';
+import { encodeBatches, ingestDirect, meiliVersion, startMeili, startRecorder } from './bench/meili.ts';
 import {
   evaluateMeili,
   type MeiliReport,
@@ -343,7 +337,7 @@ function distinctSpellings(path: string, count: number): string[] {
 }
 
 async function runMeili(options: BenchOptions): Promise<MeiliReport> {
-  const binary = meiliBinary();
+  const binary = findMeiliBinary();
   if (binary === undefined) {
     throw new Error(
       '--backend meilisearch needs a Meilisearch binary: set MEILI_BIN or put meilisearch on PATH',

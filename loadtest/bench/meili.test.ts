@@ -1,26 +1,9 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LoadResult } from './load.ts';
-import { meiliBinary, startRecorder } from './meili.ts';
+import { startRecorder } from './meili.ts';
 import { evaluateMeili, type MeiliResults, meiliFailures } from './meili-report.ts';
-
-const dir = mkdtempSync(join(tmpdir(), 'bench-meili-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-describe('meiliBinary', () => {
-  it('takes MEILI_BIN first, else an executable meilisearch on PATH, else nothing', () => {
-    const binary = join(dir, 'meilisearch');
-    writeFileSync(binary, '#!/bin/sh\n');
-    chmodSync(binary, 0o755);
-    expect(meiliBinary({ MEILI_BIN: '/opt/engine', PATH: dir })).toBe('/opt/engine');
-    expect(meiliBinary({ PATH: `/nonexistent:${dir}` })).toBe(binary);
-    expect(meiliBinary({ PATH: '/nonexistent' })).toBeUndefined();
-  });
-});
 
 describe('startRecorder', () => {
   it('forwards each request with its body and keeps the query requests, not the probes', async () => {

@@ -5,10 +5,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, createWriteStream, readFileSync } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openRecords } from '../../indexer/read.ts';
 import { Validator } from '../../indexer/validate.ts';
@@ -16,23 +16,6 @@ import { DEFAULT_BATCH_SIZE } from '../../service/catalogue/meilisearch-builder.
 import { createDocumentEncoder, MEILI_SETTINGS } from '../../service/catalogue/meilisearch-request.ts';
 import type { RequestSpec } from './load.ts';
 import { type Child, freePort, start, waitForHttp } from './processes.ts';
-
-/** The engine binary: MEILI_BIN, else `meilisearch` on PATH; undefined when there is none. */
-export function meiliBinary(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const named = env.MEILI_BIN;
-  if (named !== undefined && named !== '') return named;
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, 'meilisearch');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // Not in this directory.
-    }
-  }
-  return undefined;
-}
 
 /** `meilisearch --version`, e.g. `meilisearch 1.50.0`; undefined when it does not run. */
 export function meiliVersion(binary: string): string | undefined {
