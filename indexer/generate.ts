@@ -1,5 +1,5 @@
 /**
- * Synthetic catalogue generator for scale tests and benchmarks (GitHub issue 2, item 3).
+ * Synthetic catalogue generator for scale tests and benchmarks.
  *
  *   node indexer/generate.ts --count N [--seed S] [--out FILE]
  *

@@ -37,7 +37,7 @@ import { quoteRoutes } from './routes/quotes.ts';
 import { v1Routes } from './routes/v1.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
-/** What tests (and the rate limiter of issue 4) may inject instead of the real thing. */
+/** What tests (and the rate limiter) may inject instead of the real thing. */
 export interface AppDeps {
   /** A catalogue to serve instead of opening the configured one; its owner closes it. */
   catalogue?: CatalogueIndex;

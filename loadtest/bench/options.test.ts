@@ -22,7 +22,7 @@ describe('parseBenchArgs', () => {
     );
   });
 
-  it('defaults to the full benchmark of issue 6', () => {
+  it('defaults to the full benchmark', () => {
     expect(parseBenchArgs([], ROOT, '/elsewhere')).toEqual({
       backend: 'sqlite',
       count: 200_000,

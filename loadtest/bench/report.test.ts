@@ -53,7 +53,7 @@ const byName = (r: BenchResults, count: number) =>
   Object.fromEntries(evaluate(r, count).map((t) => [t.name, t]));
 
 describe('evaluate', () => {
-  it('passes every target of issue 6 when the numbers meet them', () => {
+  it('passes every target when the numbers meet them', () => {
     expect(evaluate(results(), 200_000).every((t) => t.pass === true)).toBe(true);
   });
 

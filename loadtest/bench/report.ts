@@ -1,5 +1,5 @@
 /**
- * The benchmark's report: machine details, the targets of GitHub issue 6 with pass/fail, the
+ * The benchmark's report: machine details, the performance targets with pass/fail, the
  * markdown table printed at the end (and kept in loadtest/RESULTS.md), and the JSON written to
  * loadtest/results/latest.json.
  */
@@ -72,7 +72,7 @@ export interface BenchResults {
   redis: RedisResult;
 }
 
-/** One target of the issue and how this run fared. */
+/** One target and how this run fared. */
 export interface TargetResult {
   name: string;
   /** The rule, as printed (`≥ 0.70`). */
@@ -92,7 +92,7 @@ export interface BenchReport {
   failures: string[];
 }
 
-/** Targets of issue 6. The mix p99 target is 20 ms up to 200k quotes and 30 ms above. */
+/** The performance targets. The mix p99 target is 20 ms up to 200k quotes and 30 ms above. */
 export const TARGETS = {
   ratio: 0.7,
   mixP99SmallMs: 20,
