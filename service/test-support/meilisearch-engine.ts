@@ -19,6 +19,7 @@ import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type ContainerRuntime, containerRuntime } from './containers.ts';
+import { SKIP_TAG, USING_TAG } from './suites.ts';
 
 /** The image a container engine runs: the engine release the adapter is written against. */
 export const MEILI_IMAGE = 'getmeili/meilisearch:v1.50.0';
@@ -116,7 +117,7 @@ function imageProblem(): Promise<string | undefined> {
 
 /** Prints the line naming a suite's skip; returns the reason for `describe.skip` titles. */
 export function announceSkip(suite: string, reason: string): string {
-  console.warn(`[meilisearch] ${suite}: SKIPPED: ${reason}`);
+  console.warn(`${SKIP_TAG} ${suite}: ${reason}`);
   return reason;
 }
 
@@ -128,7 +129,7 @@ async function announce(suite: string, engine: Omit<MeiliEngine, 'version'>): Pr
     await engine.stop();
     throw error;
   }
-  console.info(`[meilisearch] ${suite}: engine v${version} (${engine.origin})`);
+  console.warn(`${USING_TAG} ${suite}: Meilisearch v${version} (${engine.origin})`);
   return { ...engine, version };
 }
 

@@ -4,7 +4,8 @@
  * lines of suites.ts). A reader of a CI log sees at the end what was proven on what, and what
  * was not proven here.
  */
-import type { Reporter, TestModule } from 'vitest/node';
+import { relative } from 'node:path';
+import type { Reporter, TestModule, Vitest } from 'vitest/node';
 
 type UserConsoleLog = Parameters<NonNullable<Reporter['onUserConsoleLog']>>[0];
 
@@ -15,24 +16,44 @@ interface Notes {
   skip: Set<string>;
 }
 
-/** `<tag> <file>: <text>` as suites.ts prints it, or undefined for any other line. */
-function parseTagged(line: string): { tag: string; file: string; text: string } | undefined {
+/**
+ * `<tag> <file or suite>: <text>` as suites.ts prints it, or undefined for any other line. The
+ * line is filed under the test file that printed it when vitest says which; else under the name
+ * before the colon, which suites.ts makes the file's.
+ */
+function parseTagged(line: string): { tag: string; name: string; text: string } | undefined {
   const tag = [SKIP_TAG, USING_TAG].find((candidate) => line.startsWith(`${candidate} `));
   if (tag === undefined) return undefined;
   const rest = line.slice(tag.length + 1);
   const colon = rest.indexOf(': ');
   if (colon <= 0) return undefined;
-  return { tag, file: rest.slice(0, colon), text: rest.slice(colon + 2) };
+  return { tag, name: rest.slice(0, colon), text: rest.slice(colon + 2) };
 }
 
 export default class SummaryReporter implements Reporter {
   private readonly notes = new Map<string, Notes>();
+  private vitest: Vitest | undefined;
+
+  onInit(vitest: Vitest): void {
+    this.vitest = vitest;
+  }
+
+  /** The test file a log line came from, relative to the project, when vitest knows it. */
+  private fileOf(log: UserConsoleLog): string | undefined {
+    const task = log.taskId === undefined ? undefined : this.vitest?.state.idMap.get(log.taskId);
+    const path = task?.file?.filepath;
+    return path === undefined ? undefined : relative(this.vitest?.config.root ?? process.cwd(), path);
+  }
 
   onUserConsoleLog(log: UserConsoleLog): void {
     for (const line of log.content.split('\n')) {
       const tagged = parseTagged(line.trim());
       if (tagged === undefined) continue;
-      const { tag, file, text } = tagged;
+      const fromTask = this.fileOf(log);
+      const { tag, name } = tagged;
+      const file = fromTask ?? name;
+      // Said of another suite than the file (a shared helper naming its caller): keep the name.
+      const text = fromTask === undefined || fromTask === name ? tagged.text : `${name}: ${tagged.text}`;
       let notes = this.notes.get(file);
       if (notes === undefined) {
         notes = { using: new Set(), skip: new Set() };
