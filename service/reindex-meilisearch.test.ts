@@ -1,0 +1,191 @@
+/**
+ * A live reindex on a real Meilisearch, as an operator runs one: the indexer CLI replaces the
+ * catalogue (with the indexer's scoped key) while a client reads the service (with the service's
+ * scoped key) without pause. No read fails, and every answer comes from the old catalogue or the
+ * new one. A file with broken records changes nothing, and the indexer names every one.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { Meilisearch } from 'meilisearch';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { keySpecs } from '../deploy/meili-keys.ts';
+import { buildApp } from './app.ts';
+import { loadConfig } from './config.ts';
+import { BYPASS } from './test-app.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
+
+const SUITE = 'live reindex';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const OLD_COUNT = 1500;
+const NEW_COUNT = 2500;
+
+const source = await meiliEngineSource(inject('containerRuntime'));
+if ('skip' in source) announceSkip(SUITE, source.skip);
+
+function run(script: string, args: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
+      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe.skipIf('skip' in source)('a live reindex on Meilisearch', () => {
+  let engine: MeiliEngine;
+  let dir: string;
+  let live: string;
+  let indexerEnv: Record<string, string>;
+  let app: FastifyInstance;
+  let origin: string;
+
+  beforeAll(async () => {
+    if ('skip' in source) return;
+    engine = await source.start(SUITE);
+    dir = mkdtempSync(join(tmpdir(), 'quotes-reindex-'));
+    live = `quotes_${randomBytes(4).toString('hex')}`;
+    const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
+    const [indexerSpec, serviceSpec] = keySpecs(live);
+    if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
+    const [indexerKey, serviceKey] = await Promise.all(
+      [indexerSpec, serviceSpec].map((spec) =>
+        admin.createKey({ name: spec.name, actions: spec.actions, indexes: spec.indexes, expiresAt: null }),
+      ),
+    );
+    indexerEnv = {
+      SEARCH_BACKEND: 'meilisearch',
+      MEILI_HOST: engine.host,
+      MEILI_INDEX: live,
+      MEILI_ADMIN_KEY: (indexerKey as { key: string }).key,
+    };
+    for (const [name, count, seed] of [
+      ['old', OLD_COUNT, 1],
+      ['new', NEW_COUNT, 2],
+    ] as const) {
+      const generated = await run('indexer/generate.ts', [
+        '--count',
+        String(count),
+        '--seed',
+        String(seed),
+        '--out',
+        join(dir, `${name}.ndjson`),
+      ]);
+      expect(generated.code, generated.stderr).toBe(0);
+    }
+    const first = await run('indexer/cli.ts', [join(dir, 'old.ndjson')], indexerEnv);
+    expect(first.code, first.stderr).toBe(0);
+    app = await buildApp(
+      loadConfig({
+        SEARCH_BACKEND: 'meilisearch',
+        MEILI_HOST: engine.host,
+        MEILI_INDEX: live,
+        MEILI_API_KEY: (serviceKey as { key: string }).key,
+        LOG_LEVEL: 'silent',
+        RATE_LIMIT_MAX: '1000000',
+        AUTH_BYPASS: 'allow',
+      }),
+    );
+    origin = await app.listen({ host: '127.0.0.1', port: 0 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await engine?.stop();
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The catalogue size the service reports now. */
+  async function total(): Promise<number> {
+    const res = await fetch(`${origin}/quotes?limit=1`, { headers: BYPASS });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { pagination: { total_quotes: number } }).pagination.total_quotes;
+  }
+
+  it('answers every read during the swap, each from the old catalogue or the new one', {
+    timeout: 180_000,
+  }, async () => {
+    expect(await total()).toBe(OLD_COUNT);
+    const totals = new Map<number, number>();
+    const failures: string[] = [];
+    let reads = 0;
+    let reading = true;
+    const reader = async (worker: number) => {
+      for (let i = worker; reading; i += 4) {
+        // Pages from both ends of the catalogue, a quote by id and a random one: every read path.
+        const paths = [
+          `/quotes?limit=20&page=${1 + (i % 60)}&sort=author`,
+          `/quotes?limit=20&page=${70 - (i % 5)}&sort=id&order=desc`,
+          `/quotes/${1 + (i % OLD_COUNT)}`,
+          '/quotes/random?fields=id',
+        ];
+        const path = paths[i % paths.length] as string;
+        const res = await fetch(`${origin}${path}`, { headers: BYPASS });
+        const body = await res.text();
+        reads++;
+        if (res.status !== 200) {
+          failures.push(`${path}: ${res.status} ${body.slice(0, 200)}`);
+          continue;
+        }
+        const pagination = (JSON.parse(body) as { pagination?: { total_quotes: number } }).pagination;
+        if (pagination !== undefined)
+          totals.set(pagination.total_quotes, (totals.get(pagination.total_quotes) ?? 0) + 1);
+      }
+    };
+    const readers = [0, 1, 2, 3].map(reader);
+    const reindexed = await run('indexer/cli.ts', [join(dir, 'new.ndjson')], indexerEnv);
+    // Reads go on a moment after the swap, long enough for the service to see the new catalogue.
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && (await total()) !== NEW_COUNT)
+      await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 500));
+    reading = false;
+    await Promise.all(readers);
+
+    console.info(
+      `live reindex: ${reads} reads, ${failures.length} failed, totals seen ${JSON.stringify(Object.fromEntries(totals))}`,
+    );
+    expect(reindexed.code, reindexed.stderr).toBe(0);
+    expect(reindexed.stdout).toMatch(
+      new RegExp(`^indexed ${NEW_COUNT} quotes into meilisearch index ${live} `),
+    );
+    expect(failures).toEqual([]);
+    expect(reads).toBeGreaterThan(50);
+    expect([...totals.keys()].sort()).toEqual([OLD_COUNT, NEW_COUNT]);
+    expect(await total()).toBe(NEW_COUNT);
+  });
+
+  it('refuses a file with broken records, names every one, and leaves the live catalogue as it was', async () => {
+    const lines = readFileSync(join(dir, 'old.ndjson'), 'utf8').trimEnd().split('\n');
+    const broken = lines.map((line, i) => {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      if (i === 2) delete record.author;
+      if (i === 6) record.publish_date = '2001-02-30';
+      if (i === 9) record.source = 'not a url';
+      return JSON.stringify(record);
+    });
+    writeFileSync(join(dir, 'broken.ndjson'), `${broken.join('\n')}\n`);
+    const before = await total();
+    const { code, stderr } = await run('indexer/cli.ts', [join(dir, 'broken.ndjson')], indexerEnv);
+    expect(code).toBe(1);
+    const named = stderr.split('\n').filter((line) => line.startsWith('record '));
+    expect(named.map((line) => line.split(' ')[1])).toEqual(['3', '7', '10']);
+    expect(await total()).toBe(before);
+    const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
+    const indexes = (await admin.getRawIndexes({ limit: 1000 })).results.map((index) => index.uid);
+    expect(indexes.filter((uid) => uid.startsWith(live))).toEqual([live]);
+  });
+});
