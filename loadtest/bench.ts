@@ -424,12 +424,23 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     log(`recorded ${requests.length} engine requests for ${recorded.requests} answers`);
 
     const load = { connections: options.connections, duration: options.duration };
+    // CPU per answer of each process: where the time of a slow run goes.
+    const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
+    const mixCpuBefore = [cpuOf(service.child.pid), cpuOf(engine.child.pid)] as const;
     const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup: 0 });
+    const perAnswerMs = (before: number, pid: number, count: number) => ((cpuOf(pid) - before) / count) * 1e3;
     log(summary(`uncached mix (${mix.length} paths)`, mixRun));
+    log(
+      `  CPU per answer: service ${perAnswerMs(mixCpuBefore[0], service.child.pid, mixRun.requests).toFixed(2)} ms, engine ${perAnswerMs(mixCpuBefore[1], engine.child.pid, mixRun.requests).toFixed(2)} ms`,
+    );
     if (mixRun.requests > mix.length)
       log(`warning: the mix cycled (${mixRun.requests} requests): answers were cached`);
+    const replayCpuBefore = cpuOf(engine.child.pid);
     const replay = await measure({ baseUrl: engine.url, paths: requests, ...load });
     log(summary(`the same engine requests, replayed (${requests.length})`, replay));
+    log(
+      `  engine CPU per request: ${perAnswerMs(replayCpuBefore, engine.child.pid, replay.requests).toFixed(2)} ms`,
+    );
 
     const one = { headers: auth, connections: 1, duration: 0, amount: options.quick ? 20 : 100 };
     const pagePaths: Record<string, string> = {
