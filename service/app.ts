@@ -58,9 +58,11 @@ export interface AppDeps {
  */
 const REDACTED = [
   'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
   'headers.authorization',
+  'headers["proxy-authorization"]',
   'headers["x-api-key"]',
   'headers.cookie',
   'authorization',

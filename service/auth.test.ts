@@ -322,14 +322,21 @@ describe('logs', () => {
       await request(app, { authorization: basic('alice:wrong-guess') });
       await request(app, { authorization: basic('alice:s3cret') }, '/nowhere');
       app.log.info({ req: { headers: { authorization: header } } }, 'a plugin logging headers');
-      app.log.info({ headers: { authorization: header, 'x-api-key': 'k3y' } }, 'raw headers');
+      app.log.info(
+        { headers: { authorization: header, 'proxy-authorization': 'Basic cHJveHk=', 'x-api-key': 'k3y' } },
+        'raw headers',
+      );
       const all = lines.join('');
       expect(lines.length).toBeGreaterThan(5);
-      for (const secret of ['s3cret', 'wrong-guess', header.slice(6), 'pa:ss:word', 'k3y']) {
+      for (const secret of ['s3cret', 'wrong-guess', header.slice(6), 'pa:ss:word', 'k3y', 'cHJveHk']) {
         expect(all).not.toContain(secret);
       }
       const raw = JSON.parse(lines.find((line) => line.includes('raw headers')) ?? '{}');
-      expect(raw.headers).toEqual({ authorization: '[redacted]', 'x-api-key': '[redacted]' });
+      expect(raw.headers).toEqual({
+        authorization: '[redacted]',
+        'proxy-authorization': '[redacted]',
+        'x-api-key': '[redacted]',
+      });
     } finally {
       await app.close();
     }

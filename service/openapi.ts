@@ -9,6 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import pkg from '../package.json' with { type: 'json' };
 import { WWW_AUTHENTICATE } from './auth.ts';
+import { MAX_VALUE_LENGTH } from './catalogue/port.ts';
+import { TEXT_KIND, type TextKind } from './schemas.ts';
+import { foldedTextPattern, wordTextPattern } from './text-patterns.ts';
 
 const DESCRIPTION = `A read-only catalogue of literary quotes.
 
@@ -45,11 +48,75 @@ async function openApi(app: FastifyInstance): Promise<void> {
         },
       },
     },
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? withTextSchemas(document.openapiObject as OpenApiDocument)
+        : document.swaggerObject,
     // Shared schemas keep their own names in components.schemas (Quote, Error…).
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}
+
+type SchemaObject = Record<string, unknown>;
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, { parameters?: { schema?: SchemaObject }[] }>>;
+  components?: { schemas?: Record<string, SchemaObject> };
+}
+
+/** The shared schema each kind of text value refers to, by name. */
+const TEXT_SCHEMAS: Record<TextKind, { name: string; schema: () => SchemaObject }> = {
+  folded: {
+    name: 'FoldedText',
+    schema: () => ({
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_VALUE_LENGTH,
+      pattern: foldedTextPattern(),
+      description:
+        'A text compared in folded form: something must be left once folded (not only white space and combining marks); no NUL',
+    }),
+  },
+  words: {
+    name: 'WordText',
+    schema: () => ({
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_VALUE_LENGTH,
+      pattern: wordTextPattern(),
+      description: 'Word prefixes: at least one letter or digit once folded; no NUL',
+    }),
+  },
+};
+
+/**
+ * The document with every text value marked {@link TEXT_KIND} replaced by a reference to its
+ * shared schema: the patterns are long (they list characters), so each is written once. Runs
+ * once, when the document is first asked for.
+ */
+function withTextSchemas(document: OpenApiDocument): OpenApiDocument {
+  const used = new Set<TextKind>();
+  const refer = (schema: SchemaObject | undefined): SchemaObject | undefined => {
+    const kind = schema?.[TEXT_KIND] as TextKind | undefined;
+    if (kind === undefined) return schema;
+    used.add(kind);
+    return { $ref: `#/components/schemas/${TEXT_SCHEMAS[kind].name}` };
+  };
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const parameter of operation.parameters ?? []) {
+        const schema = parameter.schema;
+        if (schema === undefined) continue;
+        if (schema.type === 'array') schema.items = refer(schema.items as SchemaObject | undefined);
+        else parameter.schema = refer(schema);
+      }
+    }
+  }
+  document.components ??= {};
+  document.components.schemas ??= {};
+  for (const kind of used) document.components.schemas[TEXT_SCHEMAS[kind].name] = TEXT_SCHEMAS[kind].schema();
+  return document;
 }
 
 /** Registers the document generator, `/openapi.json` and the `/docs` page. */

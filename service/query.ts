@@ -230,9 +230,12 @@ function tokens(params: RawQuery, name: string, max: number): string[] {
   return out;
 }
 
+/** Values of `order` (and of `sort` on `/api/v1/quotes`), in any case. */
+export const DIRECTIONS: readonly Direction[] = ['asc', 'desc'];
+
 function direction(name: string, value: string): Direction {
   const lower = value.toLowerCase();
-  if (lower === 'asc' || lower === 'desc') return lower;
+  if ((DIRECTIONS as readonly string[]).includes(lower)) return lower as Direction;
   throw badRequest(`${name} must be asc or desc, got '${shorten(value)}'`);
 }
 

@@ -6,13 +6,15 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import {
+  DEFAULT_LIMIT,
   MAX_FILTER_VALUES,
   MAX_LIMIT,
   MAX_VALUE_LENGTH,
   QUOTE_FIELDS,
   SORT_FIELDS,
 } from './catalogue/port.ts';
-import { V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
+import { DIRECTIONS, MAX_SORT_KEYS, V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
+import { anyCasePattern, listPattern } from './text-patterns.ts';
 
 /** The contract's Error object (section 2). */
 export const ErrorSchema = Type.Object(
@@ -159,37 +161,87 @@ const quoteErrors = (notFound: string) => ({
   503: errorRef('The catalogue is unreachable or not built yet (service_unavailable)'),
 });
 
-const text = (description: string) =>
+/**
+ * What each parameter's example holds: the first quote of the bundled catalogue (data/quotes.json),
+ * which every example finds, alone or all together.
+ */
+const EXAMPLE = {
+  id: 1,
+  author: 'Jane Austen',
+  author_id: 1,
+  author_like: 'jane aus',
+  work: 'Pride and Prejudice',
+  work_id: 1,
+  work_like: 'pride prej',
+  category: 'fiction',
+  genre: 'romance',
+} as const;
+
+/**
+ * The keyword marking a text value whose characters the OpenAPI document constrains: `folded`
+ * (something left once folded) or `words` (a letter or digit once folded). The document replaces
+ * it with a shared schema and its pattern (openapi.ts, text-patterns.ts), built when the document
+ * is first asked for, as deriving the patterns takes a moment.
+ */
+export const TEXT_KIND = 'x-text';
+export type TextKind = 'folded' | 'words';
+
+const text = (kind: TextKind, example: string, description: string) =>
   Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: MAX_VALUE_LENGTH }), {
+    Type.Array(Type.String({ [TEXT_KIND]: kind }), {
       maxItems: MAX_FILTER_VALUES,
       description: `${description} Repeat the parameter to match any of several values (at most ${MAX_FILTER_VALUES}).`,
+      examples: [[example]],
     }),
   );
-const ids = (description: string) =>
+const ids = (example: number, description: string) =>
   Type.Optional(
     Type.Array(Type.Integer({ minimum: 1 }), {
       maxItems: MAX_FILTER_VALUES,
       description: `${description} Repeatable (any of them).`,
+      examples: [[example]],
     }),
   );
 
 const filterParams = {
-  author: text("Author's name, compared in folded form (case, accents and spacing ignored)."),
-  author_id: ids('Author id.'),
-  author_like: text('Words that each begin some word of the author name, in any order (aust, jane aus).'),
-  work: text('Title of the work, compared in folded form.'),
-  work_id: ids('Work id.'),
-  work_like: text('Words that each begin some word of the title, in any order (pride prej).'),
-  category: text('Category, compared in folded form (fiction, poetry…).'),
-  genre: text('Genre; matches when any genre of the quote equals it in folded form.'),
+  author: text(
+    'folded',
+    EXAMPLE.author,
+    "Author's name, compared in folded form (case, accents and spacing ignored).",
+  ),
+  author_id: ids(EXAMPLE.author_id, 'Author id.'),
+  author_like: text(
+    'words',
+    EXAMPLE.author_like,
+    'Words that each begin some word of the author name, in any order (aust, jane aus).',
+  ),
+  work: text('folded', EXAMPLE.work, 'Title of the work, compared in folded form.'),
+  work_id: ids(EXAMPLE.work_id, 'Work id.'),
+  work_like: text(
+    'words',
+    EXAMPLE.work_like,
+    'Words that each begin some word of the title, in any order (pride prej).',
+  ),
+  category: text('folded', EXAMPLE.category, 'Category, compared in folded form (fiction, poetry…).'),
+  genre: text(
+    'folded',
+    EXAMPLE.genre,
+    'Genre; matches when any genre of the quote equals it in folded form.',
+  ),
 };
 const fieldsParam = Type.Optional(
   Type.String({
+    pattern: listPattern(QUOTE_FIELDS),
+    maxLength: MAX_VALUE_LENGTH,
     description: `Comma-separated fields each item holds: ${QUOTE_FIELDS.join(', ')}. Duplicates are ignored.`,
     examples: ['id,author,quote'],
   }),
 );
+const direction = (description: string, example: string) =>
+  Type.Optional(Type.String({ pattern: anyCasePattern(DIRECTIONS), description, examples: [example] }));
+const pageParam = Type.Optional(Type.Integer({ minimum: 1, default: 1, examples: [1] }));
+const limitParam = (fallback: number) =>
+  Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: fallback, examples: [fallback] }));
 
 /** Either scheme suffices (OpenAPI lists alternatives). */
 const security: Record<string, string[]>[] = [{ basicAuth: [] }, { bypassAuth: [] }];
@@ -206,19 +258,20 @@ export const listQuotesSchema = {
       ...filterParams,
       sort: Type.Optional(
         Type.String({
-          description: `Sort keys, comma-separated or repeated, primary first: ${SORT_FIELDS.join(', ')}. Default id.`,
+          pattern: listPattern(SORT_FIELDS, MAX_SORT_KEYS),
+          maxLength: MAX_VALUE_LENGTH,
+          description: `Sort keys, comma-separated (or by repeating \`sort\`), primary first, at most ${MAX_SORT_KEYS}: ${SORT_FIELDS.join(', ')}. Default id.`,
           examples: ['author,publish_date'],
         }),
       ),
-      order: Type.Optional(
-        Type.String({
-          description:
-            'asc or desc (any case), default asc. One value applies to every sort key; several pair with the sort keys by position and must then be exactly one per key.',
-          examples: ['desc', 'asc,desc'],
-        }),
+      // Several directions must pair one to one with the sort keys: a rule between two
+      // parameters, which OpenAPI cannot state, so the document gives the one-value form.
+      order: direction(
+        'asc or desc (any case), default asc, for every sort key. The service also takes one direction per sort key, comma-separated or repeated, paired by position (`sort=author,id&order=asc,desc`): then there must be exactly one per key.',
+        'desc',
       ),
-      page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 5 })),
+      page: pageParam,
+      limit: limitParam(DEFAULT_LIMIT),
       fields: fieldsParam,
     },
     { additionalProperties: false },
@@ -253,7 +306,7 @@ export const quoteByIdSchema = {
   summary: 'One quote by id',
   tags: ['quotes'],
   security,
-  params: Type.Object({ id: Type.Integer({ minimum: 1, description: 'Quote id' }) }),
+  params: Type.Object({ id: Type.Integer({ minimum: 1, description: 'Quote id', examples: [EXAMPLE.id] }) }),
   querystring: Type.Object({ fields: fieldsParam }, { additionalProperties: false }),
   response: {
     200: Type.Ref(QuoteSchema, {
@@ -273,20 +326,21 @@ export const v1QuotesSchema = {
   security,
   querystring: Type.Object(
     {
-      genre: Type.Array(Type.String({ minLength: 1, maxLength: MAX_VALUE_LENGTH }), {
+      genre: Type.Array(Type.String({ [TEXT_KIND]: 'folded' }), {
         minItems: 1,
         maxItems: MAX_FILTER_VALUES,
-        description: 'Required. Genre, folded; repeat for any of several.',
+        description: `Required. Genre, folded; repeat for any of several (at most ${MAX_FILTER_VALUES}).`,
+        examples: [[EXAMPLE.genre]],
       }),
-      page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
-      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: V1_DEFAULT_LIMIT })),
+      page: pageParam,
+      limit: limitParam(V1_DEFAULT_LIMIT),
       orderby: Type.Optional(
         Type.Union(
           V1_ORDER_FIELDS.map((f) => Type.Literal(f)),
-          { default: 'author' },
+          { default: 'author', examples: ['author'] },
         ),
       ),
-      sort: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
+      sort: direction('The direction: asc or desc (any case), default asc.', 'asc'),
     },
     { additionalProperties: false },
   ),
