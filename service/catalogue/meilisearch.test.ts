@@ -629,6 +629,41 @@ describe('the read protocol', () => {
     }
   });
 
+  it('turns /ready to 503 as soon as a quote request found the engine gone, and back once it answers', async () => {
+    let down = false;
+    engine = await scriptedEngine((request) => {
+      if (down) return apiError(500, 'internal', 'the engine is failing');
+      const body = request.body as { limit?: number; offset?: number } | undefined;
+      if (
+        body?.limit === 1 &&
+        body.offset === 0 &&
+        (request.body as { fields?: string[] }).fields?.[0] === 'catalogue_version'
+      ) {
+        return { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) };
+      }
+      return { status: 200, json: fetched([{ id: 1 }], 3, 0, 5) };
+    });
+    const app = await buildApp(
+      loadConfig({ SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.host, LOG_LEVEL: 'silent' }),
+    );
+    const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-bypass-auth': 'true' } });
+    try {
+      expect((await get('/ready')).statusCode).toBe(200);
+      expect((await get('/quotes?fields=id')).statusCode).toBe(200);
+      down = true;
+      expect((await get('/quotes?fields=id&page=2')).statusCode).toBe(503);
+      const started = performance.now();
+      expect((await get('/ready')).statusCode).toBe(503);
+      expect(performance.now() - started).toBeLessThan(250);
+      down = false;
+      await get('/ready');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await get('/ready')).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('rethrows a request the engine rejects as invalid: that is a bug, not an outage', async () => {
     engine = await scriptedEngine(() =>
       apiError(400, 'invalid_document_filter', 'Attribute `x` is not filterable.'),
