@@ -11,6 +11,10 @@
  * - `CONNECT`: Node closes the connection without a word; here 405 on a known path, else 404;
  * - a method token Node's parser does not know (`FOO /quotes`): the parser rejects the request
  *   line; {@link unknownMethodAnswer} gives it the 405 or 404 the method would get if it parsed.
+ * - a client that closes its sending side once its request is out (a half-close): Node drops
+ *   every request of that connection not answered yet, without a word. An answer computed in
+ *   the same tick (the embedded engine) escaped it; one that waits for a remote engine
+ *   (Meilisearch) was lost. The answer is now sent, then the connection closed.
  *
  * CONNECT and unknown methods never reach Fastify, so no hook runs for them: they are neither
  * counted by the rate limiter nor authenticated, unlike a 405 to a method Node knows (`DELETE`),
@@ -83,6 +87,7 @@ export function answerWhatNodeWouldNot(
   knownPath: KnownPath,
   onAnswer: RawAnswerListener,
 ): void {
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.on('checkExpectation', route);
   server.on('connect', (request: IncomingMessage, socket: Duplex) => {
     socket.on('error', () => socket.destroy());

@@ -102,6 +102,9 @@ export const MEILI_SETTINGS = {
   displayedAttributes: DISPLAYED_ATTRIBUTES,
   searchableAttributes: ['author', 'work'],
   filterableAttributes: [
+    // Only a replica of an earlier release filters on id (it got quotes by id through a search):
+    // kept so that such a replica still serves during a rolling update.
+    'id',
     'author_id',
     'work_id',
     'author_key',

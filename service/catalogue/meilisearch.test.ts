@@ -23,6 +23,7 @@ import { keySpecs } from '../../deploy/meili-keys.ts';
 import { generateQuotes } from '../../indexer/generate.ts';
 import { buildApp } from '../app.ts';
 import { loadConfig } from '../config.ts';
+import { rawHttp } from '../test-app.ts';
 import { buildMeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
 import { type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
 import { ENGINE_BUSY_RETRY_AFTER_S, openMeiliCatalogue } from './meilisearch.ts';
@@ -624,6 +625,66 @@ describe('the read protocol', () => {
           details: `The quote catalogue is busy; try again in ${ENGINE_BUSY_RETRY_AFTER_S} s`,
         });
       }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('turns /ready to 503 as soon as a quote request found the engine gone, and back once it answers', async () => {
+    let down = false;
+    engine = await scriptedEngine((request) => {
+      if (down) return apiError(500, 'internal', 'the engine is failing');
+      const body = request.body as { limit?: number; offset?: number } | undefined;
+      if (
+        body?.limit === 1 &&
+        body.offset === 0 &&
+        (request.body as { fields?: string[] }).fields?.[0] === 'catalogue_version'
+      ) {
+        return { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) };
+      }
+      return { status: 200, json: fetched([{ id: 1 }], 3, 0, 5) };
+    });
+    const app = await buildApp(
+      loadConfig({ SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.host, LOG_LEVEL: 'silent' }),
+    );
+    const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-bypass-auth': 'true' } });
+    try {
+      expect((await get('/ready')).statusCode).toBe(200);
+      expect((await get('/quotes?fields=id')).statusCode).toBe(200);
+      down = true;
+      expect((await get('/quotes?fields=id&page=2')).statusCode).toBe(503);
+      const started = performance.now();
+      expect((await get('/ready')).statusCode).toBe(503);
+      expect(performance.now() - started).toBeLessThan(250);
+      down = false;
+      await get('/ready');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect((await get('/ready')).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('answers a client that half-closes its connection after its request, while the engine is still reading', async () => {
+    engine = await scriptedEngine((request) =>
+      (request.body as { fields?: string[] } | undefined)?.fields?.[0] === 'catalogue_version'
+        ? { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) }
+        : { status: 200, json: fetched([{ id: 1 }], 3, 0, 1) },
+    );
+    const app = await buildApp(
+      loadConfig({ SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.host, LOG_LEVEL: 'silent' }),
+    );
+    try {
+      const origin = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
+      // `rawHttp` ends its side as soon as the request is written.
+      const answer = await rawHttp(
+        Number(origin.port),
+        'GET /quotes?limit=1&fields=id HTTP/1.1\r\nHost: test\r\nX-Bypass-Auth: true\r\nContent-Length: 2\r\n\r\n{}',
+      );
+      expect(answer.slice(0, 15)).toBe('HTTP/1.1 200 OK');
+      expect(answer.slice(answer.indexOf('\r\n\r\n') + 4)).toBe(
+        '{"items":[{"id":1}],"pagination":{"page":1,"limit":1,"total_pages":3,"total_quotes":3}}',
+      );
     } finally {
       await app.close();
     }

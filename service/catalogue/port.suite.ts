@@ -503,6 +503,68 @@ export function describeCatalogueBehaviour(
         expect((await listIds({})).total).toBe(36);
       });
 
+      it('filters exactly on values longer than a facet value can be (468 bytes): no two collide', async () => {
+        // 199 shared CJK characters (597 bytes) then one that differs: equal on their first 468
+        // bytes, which is all of a value the engine's facets keep.
+        const shared = '紫'.repeat(199);
+        const base = FIXTURE_QUOTES[0] as Quote;
+        const long: Quote[] = [
+          {
+            ...base,
+            id: 10,
+            author_id: 10,
+            author: `${shared}一`,
+            work_id: 10,
+            work: `${shared}一`,
+            category: `${shared}一`,
+            genre: [`${shared}一`],
+          },
+          {
+            ...base,
+            id: 11,
+            author_id: 11,
+            author: `${shared}二`,
+            work_id: 11,
+            work: `${shared}二`,
+            category: `${shared}二`,
+            genre: [`${shared}二`],
+          },
+          {
+            ...base,
+            id: 12,
+            author_id: 12,
+            author: `${'一'.repeat(150)} ${shared}`,
+            work_id: 12,
+            work: 'Short',
+          },
+        ];
+        index = await (current as CatalogueHarness).load(long);
+        for (const name of ['author', 'work', 'category', 'genre'] as const) {
+          expect(await listIds(normaliseFilters({ [name]: [`${shared}一`] })), name).toEqual({
+            ids: [10],
+            total: 1,
+          });
+          expect(await listIds(normaliseFilters({ [name]: [`${shared}二`] })), name).toEqual({
+            ids: [11],
+            total: 1,
+          });
+          expect(await listIds(normaliseFilters({ [name]: [shared] })), name).toEqual({ ids: [], total: 0 });
+        }
+        // A word longer than a facet value, matched by its prefixes.
+        expect(await listIds(normaliseFilters({ author_like: [`${shared}一`] }))).toEqual({
+          ids: [10],
+          total: 1,
+        });
+        expect(await listIds(normaliseFilters({ author_like: [shared] }))).toEqual({
+          ids: [10, 11, 12],
+          total: 3,
+        });
+        expect(await listIds(normaliseFilters({ author_like: [`${'一'.repeat(150)} 紫`] }))).toEqual({
+          ids: [12],
+          total: 1,
+        });
+      });
+
       it('serves labels far longer than any query value: whole, found by their words, sorted', async () => {
         // Titles of early novels run to hundreds of characters; the indexer takes up to 1,000.
         const words = Array.from({ length: 130 }, (_, i) => `Wörd${i}`);
