@@ -28,7 +28,7 @@ HEALTH_TIMEOUT_S="${HEALTH_TIMEOUT_S:-120}"
 STOP_TIMEOUT_S="${STOP_TIMEOUT_S:-15}"
 
 usage() {
-  echo "usage: $0 [--build] [--scale N]" >&2
+  echo "usage: $0 [--build] [--scale N]   (N: 1 or more replicas)" >&2
   exit 2
 }
 
@@ -51,7 +51,7 @@ while [ "$#" -gt 0 ]; do
 done
 if [ -n "$target" ]; then
   case "$target" in '' | *[!0-9]*) usage ;; esac
-  [ "$target" -ge 1 ] || { echo "$0: --scale needs 1 or more replicas" >&2; exit 2; }
+  [ "$target" -ge 1 ] || usage
   [ "$build" = 1 ] || replace=0
 fi
 

@@ -290,7 +290,11 @@ describe('scaling and rollouts', () => {
       const result = await run('sh', ['deploy/rollout.sh', ...args], {
         env: { ...process.env, DOCKER_COMPOSE: 'false' },
       });
-      expect([args, result.code]).toEqual([args, 2]);
+      expect([args, result.code, result.stderr]).toEqual([
+        args,
+        2,
+        expect.stringMatching(/^usage: .*rollout\.sh \[--build\] \[--scale N\]/),
+      ]);
     }
   });
 });
