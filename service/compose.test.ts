@@ -786,13 +786,13 @@ describe.skipIf(skipStack !== undefined)('the compose stack, end to end', () => 
         // Every file a replica can read, searched for the key's value; and each key it holds, tried on
         // an admin route of the engine.
         const probe = `
-        const { readdirSync, readFileSync, statSync } = require('node:fs');
+        const { lstatSync, readdirSync, readFileSync } = require('node:fs');
         const seen = [];
         const walk = (dir) => {
           for (const name of (() => { try { return readdirSync(dir); } catch { return []; } })()) {
             const path = dir + '/' + name;
             let st;
-            try { st = statSync(path); } catch { continue; }
+            try { st = lstatSync(path); } catch { continue; }
             if (st.isDirectory()) walk(path);
             else if (st.isFile() && st.size < 64 * 1024 * 1024) {
               try { if (readFileSync(path).includes(process.env.NEEDLE)) seen.push(path); } catch {}
@@ -811,18 +811,14 @@ describe.skipIf(skipStack !== undefined)('the compose stack, end to end', () => 
           }
           console.log(JSON.stringify({ seen, keys }));
         })();`;
-        const inside = await compose([
-          'exec',
-          '-T',
-          '-e',
-          `NEEDLE=${indexerKey}`,
-          '--index',
-          '1',
-          'service',
-          'node',
-          '-e',
-          probe,
-        ]);
+        const [replica] = await replicas();
+        const inside = await run(
+          'docker',
+          ['exec', '-e', `NEEDLE=${indexerKey}`, String(replica), 'node', '-e', probe],
+          {
+            timeoutMs: 120_000,
+          },
+        );
         expect([inside.code, inside.stderr]).toEqual([0, '']);
         // The probe's own environment holds the value it looks for; /proc is not searched.
         expect(JSON.parse(inside.stdout)).toEqual({ seen: [], keys: { 'search.key': 403 } });
