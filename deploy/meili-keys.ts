@@ -2,14 +2,17 @@
  * One-shot step of the compose deployment: makes sure the two API keys exist and writes them
  * into files, so that the master key never leaves this step.
  *
- *   <dir>/indexer.key  admin-scoped key of the indexer (create, fill, swap, delete indexes)
- *   <dir>/search.key   read-only key of the service, scoped to the live index
+ *   indexer.key  admin-scoped key of the indexer (create, fill, swap, delete indexes)
+ *   search.key   read-only key of the service, scoped to the live index
+ *
+ * With two directories, each key goes into its own: the compose deployment mounts one volume per
+ * key, so that the service never holds the indexer's key. With one, both go there.
  *
  * Idempotent: keys are found by name and created when missing (or re-created when their scope
  * changed, since the engine cannot change a key's actions).
  *
  *   MEILI_HOST=http://127.0.0.1:7700 MEILI_MASTER_KEY=... [MEILI_INDEX=quotes] \
- *     node deploy/meili-keys.ts <dir>
+ *     node deploy/meili-keys.ts <indexer key dir> [<search key dir>]
  */
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -103,12 +106,14 @@ export async function ensureKeys(client: Meilisearch, index: string): Promise<Ma
 }
 
 async function main(args: string[]): Promise<number> {
-  const dir = args[0];
+  const [indexerDir, searchDir = indexerDir] = args;
   const host = process.env.MEILI_HOST ?? 'http://127.0.0.1:7700';
   const masterKey = process.env.MEILI_MASTER_KEY;
   const index = process.env.MEILI_INDEX ?? 'quotes';
-  if (dir === undefined || args.length !== 1) {
-    console.error('usage: node deploy/meili-keys.ts <directory to write indexer.key and search.key into>');
+  if (indexerDir === undefined || args.length > 2) {
+    console.error(
+      'usage: node deploy/meili-keys.ts <directory for indexer.key> [<directory for search.key>] (one directory: both there)',
+    );
     return 2;
   }
   if (masterKey === undefined || masterKey === '') {
@@ -117,17 +122,18 @@ async function main(args: string[]): Promise<number> {
   }
   const client = new Meilisearch({ host, apiKey: masterKey, timeout: 10_000 });
   const values = await ensureKeys(client, index);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const written: string[] = [];
   for (const [file, value] of values) {
+    const dir = file === 'indexer.key' ? indexerDir : (searchDir ?? indexerDir);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     const path = join(dir, file);
+    written.push(path);
     // Written beside, then renamed: a reader never sees half a key.
     await writeFile(`${path}.tmp`, value, { mode: 0o600 });
     await chmod(`${path}.tmp`, 0o600);
     await rename(`${path}.tmp`, path);
   }
-  console.log(
-    `Meilisearch keys for index ${index} written to ${[...values.keys()].map((f) => join(dir, f)).join(', ')}`,
-  );
+  console.log(`Meilisearch keys for index ${index} written to ${written.join(', ')}`);
   return 0;
 }
 

@@ -21,8 +21,8 @@ import { delimiter, join } from 'node:path';
 import { type ContainerRuntime, containerRuntime } from './containers.ts';
 import { SKIP_TAG, USING_TAG } from './suites.ts';
 
-/** The image a container engine runs: the engine release the adapter is written against. */
-export const MEILI_IMAGE = 'getmeili/meilisearch:v1.50.0';
+/** The image a container engine runs: the one the compose file names, so a suite and the stack share it. */
+export const MEILI_IMAGE = 'getmeili/meilisearch:v1.53';
 
 /** Longest wait for a started engine to answer `/health`. */
 const START_TIMEOUT_MS = 60_000;
