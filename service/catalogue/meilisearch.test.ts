@@ -407,6 +407,27 @@ describe('the read protocol', () => {
     ]);
   });
 
+  it('asks the engine for uncompressed answers (compressing and inflating them cost more than the listing)', async () => {
+    const encodings: Array<string | undefined> = [];
+    const server = createServer((req, res) => {
+      encodings.push(req.headers['accept-encoding']);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(fetched([{ id: 1 }], 1, 0, 1)));
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const host = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await open(host).list({ filters: normaliseFilters({}), sort: [], page: 1, limit: 1, fields: ['id'] });
+      expect(encodings).toEqual(['identity']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+    }
+  });
+
   it('drops every attribute the engine returns beyond the requested fields', async () => {
     engine = await scriptedEngine(() => ({
       status: 200,
