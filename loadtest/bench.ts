@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Meilisearch } from 'meilisearch';
 import { ensureKeys } from '../deploy/meili-keys.ts';
-import { QUOTE_FIELDS } from '../service/catalogue/port.ts';
+import { QUOTE_FIELDS, SORT_FIELDS } from '../service/catalogue/port.ts';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
@@ -442,6 +442,8 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       `  engine CPU per request: ${perAnswerMs(replayCpuBefore, engine.child.pid, replay.requests).toFixed(2)} ms`,
     );
 
+    // The engine's memory while it serves deep pages, one at a time and then all at once.
+    const deepMemory = watchMemory(engine.child.pid);
     const one = { headers: auth, connections: 1, duration: 0, amount: options.quick ? 20 : 100 };
     const pagePaths: Record<string, string> = {
       'last page, sort=id': `/quotes?sort=id&limit=20&page=${lastPage}`,
@@ -467,6 +469,26 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     log(
       `past the last page: p50 ${pastTheEnd.p50} ms, p99 ${pastTheEnd.p99} ms, statuses ${JSON.stringify(pastTheEnd.statuses)}`,
     );
+    // Deep and past-the-end pages of every sort key in both orders, 50 at once: each must be
+    // answered (200, 404, or 503 where the service sheds load) within the service's engine timeout.
+    const burstPaths: string[] = [];
+    for (const field of SORT_FIELDS)
+      for (const order of ['asc', 'desc'])
+        for (const page of [lastPage + 1, lastPage, Math.ceil(lastPage * 0.8), Math.ceil(lastPage / 2)])
+          burstPaths.push(`/quotes?sort=${field}&order=${order}&limit=20&page=${Math.max(1, page)}`);
+    const burst = await measure({
+      baseUrl: service.url,
+      paths: burstPaths.slice(0, 50),
+      headers: auth,
+      connections: 50,
+      duration: 0,
+      amount: 50,
+    });
+    log(
+      `50 deep pages at once: p50 ${burst.p50} ms, p99 ${burst.p99} ms, statuses ${JSON.stringify(burst.statuses)}`,
+    );
+    const deepPeakRssBytes = deepMemory.peak() ?? null;
+    deepMemory.stop();
     const randomRun = await measure({
       baseUrl: service.url,
       paths: ['/quotes/random'],
@@ -479,7 +501,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     engineMemory.stop();
 
     const results: MeiliResults = {
-      engine: { version, rssAfterIndexingBytes, peakRssBytes },
+      engine: { version, rssAfterIndexingBytes, peakRssBytes, deepPeakRssBytes },
       catalogue: { count: options.count, bytes: catalogue.bytes },
       indexing: { seconds: indexed.seconds, peakRssBytes: indexed.peakRssBytes ?? null },
       directIngestionSeconds,
@@ -490,6 +512,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       pages,
       random: randomRun,
       pastTheEnd,
+      burst,
     };
     return {
       machine: machine(),

@@ -66,7 +66,12 @@ function load(p99: number, statuses: Record<string, number>, rps = 100): LoadRes
 
 function results(overrides: Partial<MeiliResults> = {}): MeiliResults {
   return {
-    engine: { version: 'meilisearch 1.50.0', rssAfterIndexingBytes: 200e6, peakRssBytes: 250e6 },
+    engine: {
+      version: 'meilisearch 1.50.0',
+      rssAfterIndexingBytes: 200e6,
+      peakRssBytes: 600e6,
+      deepPeakRssBytes: 250e6,
+    },
     catalogue: { count: 1000, bytes: 1e6 },
     indexing: { seconds: 11, peakRssBytes: 150e6 },
     directIngestionSeconds: 10,
@@ -77,6 +82,7 @@ function results(overrides: Partial<MeiliResults> = {}): MeiliResults {
     pages: { 'last page, sort=id': { ...load(120, { '200': 100 }), path: '/quotes?page=50' } },
     random: load(20, { '200': 500 }),
     pastTheEnd: { ...load(5, { '404': 100 }), path: '/quotes?page=51' },
+    burst: load(900, { '200': 36, '404': 12, '503': 2 }),
     ...overrides,
   };
 }
@@ -102,6 +108,7 @@ describe('evaluateMeili', () => {
       pages: { 'last page, sort=id': { ...load(120, { '200': 90, '503': 10 }), path: '/quotes?page=50' } },
       pastTheEnd: { ...load(5, { '200': 100 }), path: '/quotes?page=51' },
       totalQuotes: 999,
+      burst: load(2500, { '200': 50 }),
     });
     const failed = evaluateMeili(bad, 1000)
       .filter((t) => t.pass === false)
@@ -109,6 +116,7 @@ describe('evaluateMeili', () => {
     expect(failed).toEqual([
       'last page, sort=id: p99 (ms), all 200',
       'past the last page: p99 (ms), all 404',
+      '50 deep pages at once: p99 (ms), each 200, 404 or 503',
       'total_quotes with no filter',
     ]);
     expect(meiliFailures(bad)).toHaveLength(2);
