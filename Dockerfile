@@ -33,12 +33,14 @@ COPY deploy ./deploy
 COPY data ./data
 # The code stays root-owned (read-only to the service). Writable by the service user: data/, where
 # the sqlite backend builds SQLITE_PATH on first start, and the mount points of the compose key
-# volumes: /run/meili-keys (one key, in the indexer or the service) and its indexer/ and search/
-# (both, in the key step). A new named volume takes its mount point's owner and mode.
+# volumes: /run/meili-keys (one key, in the indexer or the service) and /run/meili-key-step/indexer
+# and /search (both, in the key step). A new named volume takes its mount point's owner, mode and
+# content, so each mount point is an empty directory: a volume first mounted in the service holds
+# nothing but the key written into it.
 RUN chown node:node /app/data \
- && mkdir -p /run/meili-keys/indexer /run/meili-keys/search \
- && chown -R node:node /run/meili-keys \
- && chmod -R 700 /run/meili-keys
+ && mkdir -p /run/meili-keys /run/meili-key-step/indexer /run/meili-key-step/search \
+ && chown -R node:node /run/meili-keys /run/meili-key-step \
+ && chmod -R 700 /run/meili-keys /run/meili-key-step
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
