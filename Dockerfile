@@ -1,7 +1,7 @@
 # The quotes service image. One image, three commands:
 #   node service/server.ts            the HTTP service (default)
 #   node indexer/cli.ts <file>        the indexer
-#   node deploy/meili-keys.ts <dir>   the compose deployment's key step
+#   node deploy/meili-keys.ts <dirs>  the compose deployment's key step
 # TypeScript runs natively on Node 24 (type stripping): there is nothing to compile, so the first
 # stage only installs the production dependencies and the second copies the sources beside them.
 # No `# syntax=` line: it makes BuildKit pull a frontend image, and nothing here needs more than
