@@ -1,7 +1,7 @@
 # The quotes service image. One image, three commands:
 #   node service/server.ts            the HTTP service (default)
 #   node indexer/cli.ts <file>        the indexer
-#   node deploy/meili-keys.ts <dir>   the compose deployment's key step
+#   node deploy/meili-keys.ts <dirs>  the compose deployment's key step
 # TypeScript runs natively on Node 24 (type stripping): there is nothing to compile, so the first
 # stage only installs the production dependencies and the second copies the sources beside them.
 # No `# syntax=` line: it makes BuildKit pull a frontend image, and nothing here needs more than
@@ -33,12 +33,14 @@ COPY deploy ./deploy
 COPY data ./data
 # The code stays root-owned (read-only to the service). Writable by the service user: data/, where
 # the sqlite backend builds SQLITE_PATH on first start, and the mount points of the compose key
-# volumes: /run/meili-keys (one key, in the indexer or the service) and its indexer/ and search/
-# (both, in the key step). A new named volume takes its mount point's owner and mode.
+# volumes: /run/meili-keys (one key, in the indexer or the service) and /run/meili-key-step/indexer
+# and /search (both, in the key step). A new named volume takes its mount point's owner, mode and
+# content, so each mount point is an empty directory: a volume first mounted in the service holds
+# nothing but the key written into it.
 RUN chown node:node /app/data \
- && mkdir -p /run/meili-keys/indexer /run/meili-keys/search \
- && chown -R node:node /run/meili-keys \
- && chmod -R 700 /run/meili-keys
+ && mkdir -p /run/meili-keys /run/meili-key-step/indexer /run/meili-key-step/search \
+ && chown -R node:node /run/meili-keys /run/meili-key-step \
+ && chmod -R 700 /run/meili-keys /run/meili-key-step
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
