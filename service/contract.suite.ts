@@ -1270,7 +1270,9 @@ export function describeContract(backend: ContractBackend): void {
       for (const [head, body] of requests) {
         const label = head.slice(0, 60);
         const response = await rawRequest(head, body).catch((error: unknown) => {
-          throw new Error(`${JSON.stringify(head.slice(0, 160))}: ${error instanceof Error ? error.message : String(error)}`);
+          throw new Error(
+            `${JSON.stringify(head.slice(0, 160))}: ${error instanceof Error ? error.message : String(error)}`,
+          );
         });
         expect(response.status, label).toBeGreaterThanOrEqual(200);
         expect(response.headers, label).toContain(`content-type: ${JSON_TYPE}`);
