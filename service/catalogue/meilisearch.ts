@@ -60,7 +60,7 @@ export const ENGINE_BUSY_RETRY_AFTER_S = 1;
  * Deep pages (read after a count) one service instance has the engine read at once. Each can
  * keep an engine core busy for a few hundred milliseconds on a large catalogue; past this many,
  * more would only queue in the engine until every one of them timed out, so the service answers
- * 503 with Retry-After at once instead.
+ * 503 with Retry-After at once instead. `MEILI_DEEP_READS` sets it (about twice the engine's cores).
  */
 export const MAX_DEEP_READS = 4;
 
