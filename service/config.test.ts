@@ -105,3 +105,13 @@ describe('addresses and URLs', () => {
     }
   });
 });
+
+describe('MEILI_DEEP_READS', () => {
+  it('defaults to 4 deep pages read at once, and rejects what is not 1 to 1000, naming the variable', () => {
+    expect(loadConfig({}).meili.deepReads).toBe(4);
+    expect(loadConfig({ MEILI_DEEP_READS: '16' }).meili.deepReads).toBe(16);
+    for (const bad of ['0', 'many', '1001']) {
+      expect(() => loadConfig({ MEILI_DEEP_READS: bad }), bad).toThrow(/MEILI_DEEP_READS/);
+    }
+  });
+});

@@ -32,6 +32,8 @@ export interface Config {
     index: string;
     /** Upper bound of one engine request; past it the request answers 503. */
     timeoutMs: number;
+    /** Deep pages one instance has the engine read at once; more answer 503 with Retry-After. */
+    deepReads: number;
   };
   rateLimit: {
     max: number;
@@ -108,6 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
       adminKey: optional(env, 'MEILI_ADMIN_KEY') ?? apiKey,
       index: meiliIndex,
       timeoutMs: integer(env, 'MEILI_TIMEOUT_MS', DEFAULT_SEARCH_TIMEOUT_MS, 50, MAX_SEARCH_TIMEOUT_MS),
+      deepReads: integer(env, 'MEILI_DEEP_READS', 4, 1, 1_000),
     },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 100, 1, 1_000_000_000),

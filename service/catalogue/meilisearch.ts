@@ -9,7 +9,8 @@
  * and engine failures become {@link CatalogueUnavailableError} (HTTP 503): unreachable, timed
  * out, answering 5xx or non-JSON, refusing the key, or holding no index yet. Any other refusal
  * is a request this adapter built wrongly, a bug, and is rethrown as is (HTTP 500). After a
- * failure, {@link CatalogueIndex.info} (and so `/ready`) fails at once until a read succeeds.
+ * failure, {@link CatalogueIndex.recentFailure} names it (so `/ready` answers 503 at once) until
+ * a read succeeds.
  *
  * Live reload comes for free: the indexer swaps a finished index into the live name, and the
  * next read sees it. A call made of two reads checks that both saw the same number of matches,
@@ -53,8 +54,15 @@ import {
 export const INFO_TTL_MS = 1_000;
 /** Reads of a two-read call (`list`, `random`) before giving up while the catalogue keeps changing. */
 const ATTEMPTS = 3;
-/** Seconds a client is told to wait when the engine sheds load (`too_many_search_requests`). */
+/** Seconds a client is told to wait when the engine or the service sheds load. */
 export const ENGINE_BUSY_RETRY_AFTER_S = 1;
+/**
+ * Deep pages (read after a count) one service instance has the engine read at once. Each can
+ * keep an engine core busy for a few hundred milliseconds on a large catalogue; past this many,
+ * more would only queue in the engine until every one of them timed out, so the service answers
+ * 503 with Retry-After at once instead. `MEILI_DEEP_READS` sets it (about twice the engine's cores).
+ */
+export const MAX_DEEP_READS = 4;
 
 export interface MeiliCatalogueOptions {
   /** Engine address, e.g. `http://127.0.0.1:7700`. */
@@ -67,6 +75,8 @@ export interface MeiliCatalogueOptions {
   timeoutMs: number;
   /** Pages starting before this offset are read forward without a count first ({@link SHALLOW_OFFSET}). */
   shallowOffset?: number;
+  /** Deep pages read at once, default {@link MAX_DEEP_READS}; more answer 503 with Retry-After at once. */
+  maxDeepReads?: number;
   logger?: CatalogueLogger;
 }
 
@@ -86,8 +96,9 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #fetchPath: string;
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
-  /** The last engine failure and when it happened, until a read succeeds again. */
-  #failure: { error: CatalogueUnavailableError; at: number } | undefined;
+  #deepReads = 0;
+  /** The last engine failure, until a read succeeds again. */
+  #failure: CatalogueUnavailableError | undefined;
 
   constructor(options: MeiliCatalogueOptions) {
     this.#options = options;
@@ -103,17 +114,14 @@ class MeiliCatalogue implements CatalogueIndex {
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
   }
 
+  recentFailure(): CatalogueUnavailableError | undefined {
+    return this.#failure;
+  }
+
   info(): Promise<CatalogueInfo> {
-    const failure = this.#failure;
-    if (failure !== undefined && performance.now() - failure.at < INFO_TTL_MS) {
-      // A read just failed: the engine is down or hung, and waiting for another read to time out
-      // would keep /ready answering 200 meanwhile. Fail at once; a read in the background (one
-      // at a time) finds out when the engine is back.
-      this.#refreshInfo().catch(() => {});
-      return Promise.reject(failure.error);
-    }
     const cached = this.#info;
-    if (cached !== undefined && performance.now() - cached.at < INFO_TTL_MS) {
+    // After a failure the answer in memory says nothing of the engine now: read it afresh.
+    if (cached !== undefined && this.#failure === undefined && performance.now() - cached.at < INFO_TTL_MS) {
       return Promise.resolve(cached.value);
     }
     return this.#refreshInfo();
@@ -128,7 +136,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async #loadInfo(): Promise<CatalogueInfo> {
-    const response = await this.#fetch(infoRequest());
+    const response = await this.#fetch(infoRequest(), this.#deadline());
     const hit = response.results[0];
     let version: string;
     if (hit === undefined) {
@@ -151,18 +159,31 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async list(query: ListQuery): Promise<ListResult> {
+    const deadline = this.#deadline();
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
     if ((query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET)) {
       const plan = pageRequest(query);
       if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
-      const response = await this.#fetch(plan.request);
+      const response = await this.#fetch(plan.request, deadline);
       return { items: toItems(response.results), total: response.total };
     }
-    let total = (await this.#fetch(countRequest(filterExpression(buildFilter(query.filters))))).total;
+    let total = (await this.#fetch(countRequest(filterExpression(buildFilter(query.filters))), deadline))
+      .total;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const plan = pageRequest(query, total);
       if ('pastEnd' in plan) return { items: [], total };
-      const response = await this.#fetch(plan.request);
+      if (this.#deepReads >= (this.#options.maxDeepReads ?? MAX_DEEP_READS)) {
+        throw new CatalogueUnavailableError('too many deep pages are being read at once', {
+          retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
+        });
+      }
+      this.#deepReads++;
+      let response: FetchResponse<MeiliQuoteDocument>;
+      try {
+        response = await this.#fetch(plan.request, deadline);
+      } finally {
+        this.#deepReads--;
+      }
       if (response.total === total) {
         const items = toItems(response.results);
         return { items: plan.reversed ? items.reverse() : items, total };
@@ -177,7 +198,10 @@ class MeiliCatalogue implements CatalogueIndex {
     const { path, params } = getRequest(this.#options.index, id, fields);
     let document: object;
     try {
-      document = await this.#call(() => this.#http.get<object>({ path, params }));
+      const signal = this.#signal(this.#deadline());
+      document = await this.#call(() =>
+        this.#http.get<object>({ path, params, extraRequestInit: { signal } }),
+      );
     } catch (error) {
       if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
         this.#failure = undefined;
@@ -189,11 +213,12 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+    const deadline = this.#deadline();
     const filter = filterExpression(buildFilter(filters));
-    let total = (await this.#fetch(countRequest(filter))).total;
+    let total = (await this.#fetch(countRequest(filter), deadline)).total;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (total === 0) return null;
-      const response = await this.#fetch(pickRequest(filter, randomInt(total), fields));
+      const response = await this.#fetch(pickRequest(filter, randomInt(total), fields), deadline);
       const hit = response.results[0];
       if (hit !== undefined && response.total === total) return projectHit(hit, fields);
       // The catalogue was replaced between the count and the pick: draw again in the new one.
@@ -207,9 +232,24 @@ class MeiliCatalogue implements CatalogueIndex {
     this.#info = undefined;
   }
 
-  #fetch(request: FetchRequest): Promise<FetchResponse<MeiliQuoteDocument>> {
+  /** When a port call made now must have its answer: one call is one `MEILI_TIMEOUT_MS`, whatever its reads. */
+  #deadline(): number {
+    return performance.now() + this.#options.timeoutMs;
+  }
+
+  /** Aborts a request at the call's deadline (the client's own timeout bounds one request only). */
+  #signal(deadline: number): AbortSignal {
+    return AbortSignal.timeout(Math.max(1, Math.ceil(deadline - performance.now())));
+  }
+
+  #fetch(request: FetchRequest, deadline: number): Promise<FetchResponse<MeiliQuoteDocument>> {
+    const signal = this.#signal(deadline);
     return this.#call(() =>
-      this.#http.post<FetchResponse<MeiliQuoteDocument>>({ path: this.#fetchPath, body: request }),
+      this.#http.post<FetchResponse<MeiliQuoteDocument>>({
+        path: this.#fetchPath,
+        body: request,
+        extraRequestInit: { signal },
+      }),
     );
   }
 
@@ -222,8 +262,7 @@ class MeiliCatalogue implements CatalogueIndex {
     } catch (error) {
       const portError = toPortError(error, this.#options);
       if (portError instanceof CatalogueUnavailableError) {
-        this.#failure = { error: portError, at: performance.now() };
-        this.#info = undefined;
+        this.#failure = portError;
       }
       throw portError;
     }
@@ -239,7 +278,10 @@ export function toPortError(
   where: { host: string; index: string; timeoutMs: number },
 ): unknown {
   if (error instanceof MeilisearchRequestError) {
-    if (error.cause instanceof MeilisearchRequestTimeOutError) {
+    if (
+      error.cause instanceof MeilisearchRequestTimeOutError ||
+      (error.cause instanceof Error && error.cause.name === 'TimeoutError')
+    ) {
       return new CatalogueUnavailableError(
         `Meilisearch at ${where.host} did not answer within ${where.timeoutMs} ms`,
         { cause: error },

@@ -11,6 +11,7 @@ export async function openCatalogue(config: Config, logger?: CatalogueLogger): P
       apiKey: config.meili.apiKey,
       index: config.meili.index,
       timeoutMs: config.meili.timeoutMs,
+      maxDeepReads: config.meili.deepReads,
       logger,
     });
   }

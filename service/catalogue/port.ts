@@ -178,6 +178,12 @@ export interface CatalogueIndex {
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
+  /**
+   * Optional: the failure of the backend's last engine request when none succeeded since (a
+   * remote engine found down, refusing or too slow), so that readiness follows it at once rather
+   * than at the next read. Backends without a remote engine leave it out.
+   */
+  recentFailure?(): CatalogueUnavailableError | undefined;
   /** Releases connections, timers and file handles. Idempotent. */
   close(): Promise<void>;
 }

@@ -29,6 +29,15 @@ export async function healthRoutes(app: FastifyInstance, { catalogue }: HealthRo
   };
 
   app.get('/ready', { schema: readySchema }, async (request, reply) => {
+    const failure = catalogue.recentFailure?.();
+    if (failure !== undefined) {
+      // A request just found the engine failing: answering from a read that may take the whole
+      // timeout would keep this replica ready meanwhile. A read in the background tells when the
+      // engine answers again.
+      catalogue.info().catch(() => {});
+      const { apiError } = toApiError(failure);
+      throw notReady(request, apiError.details, failure.message, failure);
+    }
     try {
       await catalogue.info();
     } catch (error) {
