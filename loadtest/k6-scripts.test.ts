@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { announceSkip } from '../service/test-support/suites.ts';
 import { type Child, freePort, start, waitForHttp } from './bench/processes.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -112,6 +113,11 @@ describe('k6 scripts against the service', () => {
     expect(stdout).toContain('✗ http_req_duration{scenario:throughput} p(95)<0');
   });
 
+  if (process.env.LOADTEST_SLOW !== '1')
+    announceSkip(
+      import.meta.url,
+      'rate-limit.ts over a real minute: set LOADTEST_SLOW=1 (up to 2 min; the compose test runs it too)',
+    );
   it.runIf(process.env.LOADTEST_SLOW === '1')(
     'rate-limit.ts: exactly LIMIT requests a minute, then 429 until the next minute (LOADTEST_SLOW=1, up to 2 min)',
     { timeout: 200_000 },

@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ensureKeys, INDEXER_KEY_ACTIONS, SERVICE_KEY_ACTIONS } from '../deploy/meili-keys.ts';
 import { describeMissing, missingImages } from './test-support/containers.ts';
+import { announceSkip } from './test-support/suites.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -488,11 +489,12 @@ const skipStack = !hasCompose
     : missing.length > 0 && !onSqlite
       ? `images missing: ${describeMissing(missing)}; ${STANDINS}/build.sh builds local stand-ins`
       : undefined;
-if (!hasCompose) console.warn(`[compose] 'docker compose config' SKIPPED: ${skipStack}`);
-if (skipStack !== undefined) console.warn(`[compose] end-to-end test SKIPPED: ${skipStack}`);
+if (!hasCompose) announceSkip(import.meta.url, `'docker compose config': ${skipStack}`);
+if (skipStack !== undefined) announceSkip(import.meta.url, `the end-to-end test: ${skipStack}`);
 if (onSqlite) {
-  console.warn(
-    `[compose] Meilisearch parts of the end-to-end test SKIPPED (the key volumes, the live reindex): ${describeMissing(missing)}; the rest runs on the embedded SQLite engine (${STANDINS}/compose.sqlite.yml)`,
+  announceSkip(
+    import.meta.url,
+    `the Meilisearch parts of the end-to-end test (the key volumes, the live reindex): ${describeMissing(missing)}; the rest runs on the embedded SQLite engine (${STANDINS}/compose.sqlite.yml)`,
   );
 }
 

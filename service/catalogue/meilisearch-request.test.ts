@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { IndexSwap, Settings } from 'meilisearch';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
+import { SKIP_TAG } from '../test-support/suites.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   buildFilter,
@@ -612,7 +613,7 @@ function validate(schema: Schema, value: unknown, root: Schema, path = '$'): str
 const openApiPath = findOpenApi();
 if (openApiPath === undefined) {
   console.warn(
-    `[meilisearch] OpenAPI checks SKIPPED: ${OPENAPI_NAME} not found (set MEILI_OPENAPI, or place it in reference/ or ../shared/reference/)`,
+    `${SKIP_TAG} OpenAPI checks: ${OPENAPI_NAME} not found (set MEILI_OPENAPI, or place it in reference/ or ../shared/reference/)`,
   );
 }
 

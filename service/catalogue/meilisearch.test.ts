@@ -25,7 +25,7 @@ import { buildApp } from '../app.ts';
 import { loadConfig } from '../config.ts';
 import { rawHttp } from '../test-app.ts';
 import { buildMeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
-import { type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
 import { ENGINE_BUSY_RETRY_AFTER_S, openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder } from './meilisearch-builder.ts';
 import {
@@ -130,8 +130,7 @@ describeCatalogueBehaviour(
 
 const DEEP = 'deep pages';
 const deepSource = 'skip' in source ? undefined : source;
-if (deepSource === undefined)
-  console.warn(`[meilisearch] ${DEEP}: SKIPPED: ${(source as { skip: string }).skip}`);
+if (deepSource === undefined) announceSkip(DEEP, (source as { skip: string }).skip);
 
 describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLite answers it', () => {
   // Few authors, works and categories: long runs of ties that only id orders.

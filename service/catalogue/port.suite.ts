@@ -8,6 +8,7 @@
  * Nothing here knows about a particular engine: backends differ only in their harness.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SKIP_TAG } from '../test-support/suites.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   type CatalogueIndex,
@@ -46,7 +47,7 @@ export function describeCatalogueBehaviour(
   options: { skip?: string } = {},
 ): void {
   if (options.skip !== undefined) {
-    console.warn(`[${backend}] catalogue behaviour suite SKIPPED: ${options.skip}`);
+    console.warn(`${SKIP_TAG} catalogue behaviour on ${backend}: ${options.skip}`);
     describe.skip(`catalogue behaviour: ${backend} (skipped: ${options.skip})`, () => {
       it('needs the backend', () => {});
     });

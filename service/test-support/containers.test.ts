@@ -13,6 +13,7 @@ import {
   reaperImage,
   testcontainersUnusable,
 } from './containers.ts';
+import { announceSkip } from './suites.ts';
 
 const runtime = await containerRuntime(inject('containerRuntime'));
 const absent = () => `quotes-test.invalid/absent:${randomBytes(4).toString('hex')}`;
@@ -30,6 +31,8 @@ describe('testcontainersUnusable', () => {
     ).toBeUndefined();
   });
 });
+
+if (!runtime.available) announceSkip(import.meta.url, `the Docker engine checks: ${runtime.reason}`);
 
 describe.skipIf(!runtime.available)('with a Docker engine', () => {
   const saved = { ...process.env };

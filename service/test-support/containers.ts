@@ -160,7 +160,7 @@ export async function ensureReaper(): Promise<string> {
 export default async function setup(project: TestProject): Promise<void> {
   const runtime = await probeContainerRuntime();
   if (!runtime.available) {
-    console.warn(`[containers] no container runtime: suites that need Docker will SKIP (${runtime.reason})`);
+    console.warn(`[containers] no container runtime: suites that need Docker will skip (${runtime.reason})`);
   } else {
     // Decided here too, so that the test workers, which start with this process's environment,
     // begin with the reaper off where its image cannot be had.
