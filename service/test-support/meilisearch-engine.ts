@@ -18,7 +18,7 @@ import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { type ContainerRuntime, containerRuntime } from './containers.ts';
+import { type ContainerRuntime, containerRuntime, describeMissing, missingImages } from './containers.ts';
 import { SKIP_TAG, USING_TAG } from './suites.ts';
 
 /** The image a container engine runs: the one the compose file names, so a suite and the stack share it. */
@@ -85,34 +85,15 @@ export async function meiliEngineSource(provided?: ContainerRuntime): Promise<Me
         `(and MEILI_MASTER_KEY), or make a Docker engine reachable (${runtime.reason})`,
     };
   }
-  const image = await imageProblem();
-  if (image !== undefined) {
+  const missing = await missingImages([MEILI_IMAGE]);
+  if (missing.length > 0) {
     return {
       skip:
         'no Meilisearch engine: install a `meilisearch` binary on PATH (or set MEILI_BIN), set MEILI_URL ' +
-        `(and MEILI_MASTER_KEY), or let the Docker engine get ${MEILI_IMAGE} (${image})`,
+        `(and MEILI_MASTER_KEY), or let the Docker engine get ${describeMissing(missing)}`,
     };
   }
   return { kind: 'container', start: (suite) => startContainer(suite) };
-}
-
-let imageCheck: Promise<string | undefined> | undefined;
-
-/** Why the Docker engine cannot run {@link MEILI_IMAGE} (absent and not pullable), or undefined. */
-function imageProblem(): Promise<string | undefined> {
-  imageCheck ??= (async () => {
-    try {
-      const { getContainerRuntimeClient, ImageName } = await import('testcontainers');
-      const client = await getContainerRuntimeClient();
-      const name = ImageName.fromString(MEILI_IMAGE);
-      if (await client.image.exists(name)) return undefined;
-      await client.image.pull(name);
-      return undefined;
-    } catch (error) {
-      return error instanceof Error ? error.message : String(error);
-    }
-  })();
-  return imageCheck;
 }
 
 /** Prints the line naming a suite's skip; returns the reason for `describe.skip` titles. */
