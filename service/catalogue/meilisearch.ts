@@ -59,8 +59,10 @@ export const ENGINE_BUSY_RETRY_AFTER_S = 1;
 /**
  * Deep pages (read after a count) one service instance has the engine read at once. Each can
  * keep an engine core busy for a few hundred milliseconds on a large catalogue; past this many,
- * more would only queue in the engine until every one of them timed out, so the service answers
- * 503 with Retry-After at once instead. `MEILI_DEEP_READS` sets it (about twice the engine's cores).
+ * more would only queue in the engine until every one of them timed out. A deep page beyond them
+ * waits in the service for a read to end, for at most half of what is left of its call's time
+ * (so that it can still be read once admitted), and is answered 503 with Retry-After when none
+ * ends by then. `MEILI_DEEP_READS` sets it (about twice the engine's cores).
  */
 export const MAX_DEEP_READS = 4;
 
@@ -75,7 +77,7 @@ export interface MeiliCatalogueOptions {
   timeoutMs: number;
   /** Pages starting before this offset are read forward without a count first ({@link SHALLOW_OFFSET}). */
   shallowOffset?: number;
-  /** Deep pages read at once, default {@link MAX_DEEP_READS}; more answer 503 with Retry-After at once. */
+  /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
   logger?: CatalogueLogger;
 }
@@ -97,6 +99,8 @@ class MeiliCatalogue implements CatalogueIndex {
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
+  /** Deep pages waiting for a read to end, oldest first; each is handed the slot a read frees. */
+  readonly #deepWaiting: Array<(admitted: boolean) => void> = [];
   /** The last engine failure, until a read succeeds again. */
   #failure: CatalogueUnavailableError | undefined;
 
@@ -172,17 +176,16 @@ class MeiliCatalogue implements CatalogueIndex {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const plan = pageRequest(query, total);
       if ('pastEnd' in plan) return { items: [], total };
-      if (this.#deepReads >= (this.#options.maxDeepReads ?? MAX_DEEP_READS)) {
+      if (!(await this.#admitDeep(deadline))) {
         throw new CatalogueUnavailableError('too many deep pages are being read at once', {
           retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
         });
       }
-      this.#deepReads++;
       let response: FetchResponse<MeiliQuoteDocument>;
       try {
         response = await this.#fetch(plan.request, deadline);
       } finally {
-        this.#deepReads--;
+        this.#releaseDeep();
       }
       if (response.total === total) {
         const items = toItems(response.results);
@@ -233,6 +236,36 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   /** When a port call made now must have its answer: one call is one `MEILI_TIMEOUT_MS`, whatever its reads. */
+  /** Takes a deep-read slot, waiting for one until half the call's remaining time; false if none came. */
+  #admitDeep(deadline: number): Promise<boolean> {
+    if (this.#deepReads < (this.#options.maxDeepReads ?? MAX_DEEP_READS)) {
+      this.#deepReads++;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const admit = (admitted: boolean) => {
+        clearTimeout(timer);
+        resolve(admitted);
+      };
+      const timer = setTimeout(
+        () => {
+          const at = this.#deepWaiting.indexOf(admit);
+          if (at >= 0) this.#deepWaiting.splice(at, 1);
+          resolve(false);
+        },
+        Math.max(0, (deadline - performance.now()) / 2),
+      );
+      this.#deepWaiting.push(admit);
+    });
+  }
+
+  /** Ends a deep read: its slot goes to the oldest waiting page, else back to the pool. */
+  #releaseDeep(): void {
+    const next = this.#deepWaiting.shift();
+    if (next === undefined) this.#deepReads--;
+    else next(true);
+  }
+
   #deadline(): number {
     return performance.now() + this.#options.timeoutMs;
   }
