@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ensureKeys, INDEXER_KEY_ACTIONS, SERVICE_KEY_ACTIONS } from '../deploy/meili-keys.ts';
 import { describeMissing, missingImages } from './test-support/containers.ts';
-import { announceSkip } from './test-support/suites.ts';
+import { announceSkip, announceUsing } from './test-support/suites.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -489,6 +489,12 @@ const skipStack = !hasCompose
     : missing.length > 0 && !onSqlite
       ? `images missing: ${describeMissing(missing)}; ${STANDINS}/build.sh builds local stand-ins`
       : undefined;
+if (skipStack === undefined) {
+  announceUsing(
+    import.meta.url,
+    `Docker engine ${engine?.stdout.trim()}, ${composeVersion.stdout.trim()}; images ${stackImages().join(', ')}`,
+  );
+}
 if (!hasCompose) announceSkip(import.meta.url, `'docker compose config': ${skipStack}`);
 if (skipStack !== undefined) announceSkip(import.meta.url, `the end-to-end test: ${skipStack}`);
 if (onSqlite) {
