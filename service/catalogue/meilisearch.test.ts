@@ -502,17 +502,22 @@ describe('the read protocol', () => {
     expect(random.ms).toBeLessThan(390);
   });
 
-  it('reads a few deep pages at once; the others wait for a read to end, and are served', async () => {
-    engine = await scriptedEngine((request) => {
+  /**
+   * Five deep pages asked at once of an adapter that reads three at a time, from an engine that
+   * takes `readMs` for each page; each settles with its time from the start.
+   */
+  const fiveDeepPagesAtOnce = async (readMs: number, timeoutMs: number) => {
+    const scripted = await scriptedEngine((request) => {
       const body = request.body as { limit: number; offset: number };
       if (body.limit === 0) return { status: 200, json: fetched([], 10_000, 0, 0) };
-      return { status: 200, json: fetched([{ id: 1 }, { id: 2 }], 10_000, body.offset, 2), delayMs: 150 };
+      return { status: 200, json: fetched([{ id: 1 }, { id: 2 }], 10_000, body.offset, 2), delayMs: readMs };
     });
+    engine = scripted;
     const index = openMeiliCatalogue({
-      host: engine.host,
+      host: scripted.host,
       apiKey: 'k',
       index: 'quotes',
-      timeoutMs: 2_000,
+      timeoutMs,
       maxDeepReads: 3,
     });
     const started = performance.now();
@@ -524,35 +529,20 @@ describe('the read protocol', () => {
         ),
       ),
     );
+    return { index, settled, requests: scripted.requests };
+  };
+
+  it('reads a few deep pages at once; the others wait for a read to end, and are served', async () => {
+    const { settled, requests } = await fiveDeepPagesAtOnce(150, 2_000);
     expect(settled.map((r) => r.ok)).toEqual([true, true, true, true, true]);
     // Three read at once; the two others only once a read had ended.
     const times = settled.map((r) => r.ms).sort((a, b) => a - b);
     expect(times[3]).toBeGreaterThanOrEqual(290);
-    expect(engine.requests.filter((r) => (r.body as { limit: number }).limit > 0)).toHaveLength(5);
+    expect(requests.filter((r) => (r.body as { limit: number }).limit > 0)).toHaveLength(5);
   });
 
   it('answers a deep page unavailable for a second when no read ends within half its time', async () => {
-    engine = await scriptedEngine((request) => {
-      const body = request.body as { limit: number; offset: number };
-      if (body.limit === 0) return { status: 200, json: fetched([], 10_000, 0, 0) };
-      return { status: 200, json: fetched([{ id: 1 }, { id: 2 }], 10_000, body.offset, 2), delayMs: 600 };
-    });
-    const index = openMeiliCatalogue({
-      host: engine.host,
-      apiKey: 'k',
-      index: 'quotes',
-      timeoutMs: 1_000,
-      maxDeepReads: 3,
-    });
-    const started = performance.now();
-    const settled = await Promise.all(
-      Array.from({ length: 5 }, (_, i) =>
-        index.list({ ...QUERY, page: 1_000 + i, limit: 2, fields: ['id'] }).then(
-          () => ({ ok: true, ms: performance.now() - started }),
-          (e: unknown) => ({ ok: false, e, ms: performance.now() - started }),
-        ),
-      ),
-    );
+    const { index, settled } = await fiveDeepPagesAtOnce(600, 1_000);
     expect(settled.filter((r) => r.ok)).toHaveLength(3);
     const shed = settled.filter((r) => !r.ok);
     expect(shed).toHaveLength(2);
