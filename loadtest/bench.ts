@@ -136,11 +136,25 @@ function summary(name: string, r: LoadResult): string {
   return `${name}: ${Math.round(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms${failed > 0 ? `, ${failed} FAILED` : ''}`;
 }
 
+/**
+ * Runs one benchmark with a scratch directory of its own; every child it started is stopped and
+ * the directory removed however it ends.
+ */
+async function inScratch<T>(benchmark: (work: string) => Promise<T>): Promise<T> {
+  const work = mkdtempSync(join(tmpdir(), 'quotes-bench-'));
+  workDirs.add(work);
+  try {
+    return await benchmark(work);
+  } finally {
+    await stopAll();
+    rmSync(work, { recursive: true, force: true });
+    workDirs.delete(work);
+  }
+}
+
 async function run(options: BenchOptions): Promise<BenchReport> {
   const env = baseEnv();
   const random = seededRandom(options.seed);
-  const work = mkdtempSync(join(tmpdir(), 'quotes-bench-'));
-  workDirs.add(work);
   const auth = { Authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` };
   const load = { connections: options.connections, duration: options.duration };
   // Enough warm-up for V8 to optimise the hot paths and SQLite to fill its page cache.
@@ -150,7 +164,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
   // 15,000 req/s and its next four at 19,000 to 23,000). The bare/service comparison keeps
   // `warmup`: its service ran the vocabulary's requests before, and bare Fastify has little to warm.
   const storesWarmup = options.quick ? 300 : 50_000;
-  try {
+  return inScratch(async (work) => {
     log(`catalogue of ${options.count} quotes (seed ${options.seed})`);
     const catalogue = await ensureCatalogue(ROOT, options.cacheDir, options.count, options.seed, env);
     log(`indexing ${catalogue.file}`);
@@ -316,11 +330,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       targets: evaluate(results, options.count),
       failures: failures(results),
     };
-  } finally {
-    await stopAll();
-    rmSync(work, { recursive: true, force: true });
-    workDirs.delete(work);
-  }
+  });
 }
 
 /**
@@ -347,10 +357,8 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
   if (version === undefined) throw new Error(`${binary} --version failed: is it a Meilisearch binary?`);
   const env = baseEnv();
   const random = seededRandom(options.seed);
-  const work = mkdtempSync(join(tmpdir(), 'quotes-bench-'));
-  workDirs.add(work);
   const auth = { Authorization: `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}` };
-  try {
+  return inScratch(async (work) => {
     log(`catalogue of ${options.count} quotes (seed ${options.seed})`);
     const catalogue = await ensureCatalogue(ROOT, options.cacheDir, options.count, options.seed, env);
     const engine = await startMeili(binary, join(work, 'meili'), env);
@@ -530,11 +538,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       targets: evaluateMeili(results, options.count),
       failures: meiliFailures(results),
     };
-  } finally {
-    await stopAll();
-    rmSync(work, { recursive: true, force: true });
-    workDirs.delete(work);
-  }
+  });
 }
 
 async function main(args: readonly string[]): Promise<number> {
