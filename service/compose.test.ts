@@ -909,6 +909,14 @@ describe.skipIf(skipStack !== undefined)('the compose stack, end to end', () => 
   it('limits one client to RATE_LIMIT_MAX a minute across three replicas (rate-limit script through the proxy)', async () => {
     await phase('k6 rate-limit', async () => {
       await rollout([], { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '20' });
+      // The script measures the limiter and gives up on any other answer to its first request: it
+      // starts once the rolled-out replicas serve quotes (a request now counts in this minute
+      // only; the script waits for the next one).
+      await waitFor(
+        'a quote through the proxy after the rollout',
+        async () => (await get('/quotes?limit=1&fields=id')).status === 200,
+        60_000,
+      );
       const result = await k6('loadtest/rate-limit.ts', { LIMIT: '20' });
       expect(result.code, result.stdout + result.stderr).toBe(0);
       expect(result.stdout).not.toContain('✗');
