@@ -26,7 +26,7 @@ import { loadConfig } from '../config.ts';
 import { rawHttp } from '../test-app.ts';
 import { buildMeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
-import { ENGINE_BUSY_RETRY_AFTER_S, openMeiliCatalogue } from './meilisearch.ts';
+import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder } from './meilisearch-builder.ts';
 import {
   buildFilter,
@@ -614,6 +614,54 @@ describe('the read protocol', () => {
     engine = await scriptedEngine(() => ({ status: 200, json: fetched([], 0, 0, 0) }));
     expect(await open(engine.host).random(normaliseFilters({ author: ['nobody'] }), null)).toBeNull();
     expect(engine.requests).toHaveLength(1);
+  });
+
+  it('reuses a count for a second: a second deep page or random draw of the same filter reads only its answer', async () => {
+    engine = await scriptedEngine((request) => {
+      const body = request.body as { limit: number; offset: number };
+      return {
+        status: 200,
+        json: fetched(body.limit === 0 ? [] : [{ id: 1 }], 10_000, body.offset, body.limit),
+      };
+    });
+    const index = open(engine.host);
+    const filters = normaliseFilters({ genre: ['gothic'] });
+    const deep: ListQuery = { ...QUERY, filters, page: 1_000, limit: 2, fields: ['id'] };
+    await index.list(deep);
+    await index.list({ ...deep, page: 1_001 });
+    await index.random(filters, ['id']);
+    const kinds = () =>
+      engine?.requests.map((r) => ((r.body as { limit: number }).limit === 0 ? 'count' : 'read'));
+    expect(kinds()).toEqual(['count', 'read', 'read', 'read']);
+    // Past its second, the count is read again.
+    await new Promise((done) => setTimeout(done, COUNT_TTL_MS + 50));
+    await index.random(filters, ['id']);
+    expect(kinds()).toEqual(['count', 'read', 'read', 'read', 'count', 'read']);
+  });
+
+  it('confirms a remembered count with a fresh one before answering past the end or nothing', async () => {
+    let total = 10_000;
+    engine = await scriptedEngine((request) => {
+      const body = request.body as { limit: number; offset: number };
+      return {
+        status: 200,
+        json: fetched(body.limit === 0 ? [] : [{ id: 1 }], total, body.offset, body.limit),
+      };
+    });
+    const index = open(engine.host);
+    await index.list({ ...QUERY, page: 1_000, limit: 2, fields: ['id'] });
+    // The catalogue grows within the second: the page past the old end exists in the new one.
+    total = 30_000;
+    const page = await index.list({ ...QUERY, page: 10_000, limit: 2, fields: ['id'] });
+    expect(page).toEqual({ items: [{ id: 1 }], total: 30_000 });
+    const bodies = engine.requests.map((r) => r.body as { limit: number; offset: number });
+    expect(bodies.map((b) => b.limit === 0)).toEqual([true, false, true, false]);
+    // And a filter remembered with no match is counted again before random answers nothing.
+    const none = normaliseFilters({ author: ['nobody'] });
+    total = 0;
+    expect(await index.random(none, null)).toBeNull();
+    total = 3;
+    expect(await index.random(none, ['id'])).toEqual({ id: 1 });
   });
 
   it('reads the size and version in one request and answers from memory for a second', async () => {

@@ -54,6 +54,15 @@ import {
 export const INFO_TTL_MS = 1_000;
 /** Reads of a two-read call (`list`, `random`) before giving up while the catalogue keeps changing. */
 const ATTEMPTS = 3;
+/**
+ * How long a count of matches is reused to plan deep pages and random draws. A remembered count
+ * only saves a round trip: the read it plans answers the exact total of the same filter, and a
+ * plan made on a count that no longer holds is made again on that total, so an answer never
+ * rests on a remembered count alone.
+ */
+export const COUNT_TTL_MS = 1_000;
+/** Filters whose counts are remembered at once; past this many the memory starts afresh. */
+const MAX_REMEMBERED_COUNTS = 10_000;
 /** Seconds a client is told to wait when the engine or the service sheds load. */
 export const ENGINE_BUSY_RETRY_AFTER_S = 1;
 /**
@@ -99,6 +108,8 @@ class MeiliCatalogue implements CatalogueIndex {
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
+  /** Recent exact counts by filter expression ('' for none), with when they were read. */
+  readonly #counts = new Map<string, { total: number; at: number }>();
   /** Deep pages waiting for a read to end, oldest first; each is handed the slot a read frees. */
   readonly #deepWaiting: Array<(admitted: boolean) => void> = [];
   /** The last engine failure, until a read succeeds again. */
@@ -171,11 +182,16 @@ class MeiliCatalogue implements CatalogueIndex {
       const response = await this.#fetch(plan.request, deadline);
       return { items: toItems(response.results), total: response.total };
     }
-    let total = (await this.#fetch(countRequest(filterExpression(buildFilter(query.filters))), deadline))
-      .total;
+    const filter = filterExpression(buildFilter(query.filters));
+    let { total, remembered } = await this.#count(filter, deadline);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const plan = pageRequest(query, total);
-      if ('pastEnd' in plan) return { items: [], total };
+      if ('pastEnd' in plan) {
+        // Nothing is read to confirm a page past the end: confirm a remembered count first.
+        if (!remembered) return { items: [], total };
+        ({ total, remembered } = await this.#count(filter, deadline, true));
+        continue;
+      }
       if (!(await this.#admitDeep(deadline))) {
         throw new CatalogueUnavailableError('too many deep pages are being read at once', {
           retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
@@ -187,12 +203,14 @@ class MeiliCatalogue implements CatalogueIndex {
       } finally {
         this.#releaseDeep();
       }
+      this.#remember(filter, response.total);
       if (response.total === total) {
         const items = toItems(response.results);
         return { items: plan.reversed ? items.reverse() : items, total };
       }
       // The catalogue was replaced between the count and the page: plan again on the new one.
       total = response.total;
+      remembered = false;
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a page was read');
   }
@@ -218,24 +236,54 @@ class MeiliCatalogue implements CatalogueIndex {
   async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
     const deadline = this.#deadline();
     const filter = filterExpression(buildFilter(filters));
-    let total = (await this.#fetch(countRequest(filter), deadline)).total;
+    let { total, remembered } = await this.#count(filter, deadline);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      if (total === 0) return null;
+      if (total === 0) {
+        // "Nothing matches" reads nothing that would confirm it: confirm a remembered count first.
+        if (!remembered) return null;
+        ({ total, remembered } = await this.#count(filter, deadline, true));
+        continue;
+      }
       const response = await this.#fetch(pickRequest(filter, randomInt(total), fields), deadline);
+      this.#remember(filter, response.total);
       const hit = response.results[0];
       if (hit !== undefined && response.total === total) return projectHit(hit, fields);
       // The catalogue was replaced between the count and the pick: draw again in the new one.
       total = response.total;
+      remembered = false;
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
   }
 
   async close(): Promise<void> {
-    // The client keeps no connection of its own (fetch's shared pool does); only drop the cache.
+    // The client keeps no connection of its own (fetch's shared pool does); only drop the caches.
     this.#info = undefined;
+    this.#counts.clear();
   }
 
-  /** When a port call made now must have its answer: one call is one `MEILI_TIMEOUT_MS`, whatever its reads. */
+  /**
+   * The exact number of matches of `filter`: remembered for {@link COUNT_TTL_MS} (`remembered`
+   * says the caller must confirm it with a read), or counted by the engine now (`fresh`).
+   */
+  async #count(
+    filter: string | undefined,
+    deadline: number,
+    fresh = false,
+  ): Promise<{ total: number; remembered: boolean }> {
+    const known = this.#counts.get(filter ?? '');
+    if (!fresh && known !== undefined && performance.now() - known.at < COUNT_TTL_MS) {
+      return { total: known.total, remembered: true };
+    }
+    const { total } = await this.#fetch(countRequest(filter), deadline);
+    this.#remember(filter, total);
+    return { total, remembered: false };
+  }
+
+  #remember(filter: string | undefined, total: number): void {
+    if (this.#counts.size >= MAX_REMEMBERED_COUNTS) this.#counts.clear();
+    this.#counts.set(filter ?? '', { total, at: performance.now() });
+  }
+
   /** Takes a deep-read slot, waiting for one until half the call's remaining time; false if none came. */
   #admitDeep(deadline: number): Promise<boolean> {
     if (this.#deepReads < (this.#options.maxDeepReads ?? MAX_DEEP_READS)) {
@@ -266,6 +314,7 @@ class MeiliCatalogue implements CatalogueIndex {
     else next(true);
   }
 
+  /** When a port call made now must have its answer: one call is one `MEILI_TIMEOUT_MS`, whatever its reads. */
   #deadline(): number {
     return performance.now() + this.#options.timeoutMs;
   }
