@@ -37,6 +37,7 @@ import {
   pickRequest,
   SHALLOW_OFFSET,
 } from './meilisearch-request.ts';
+import { type RunReader, readPageNarrowed } from './meilisearch-runs.ts';
 import { type CatalogueHarness, describeCatalogueBehaviour } from './port.suite.ts';
 import {
   type CatalogueIndex,
@@ -46,6 +47,7 @@ import {
   normaliseFilters,
   type Quote,
   SORT_FIELDS,
+  type SortKey,
 } from './port.ts';
 import { openSqliteCatalogue } from './sqlite.ts';
 import { createSqliteBuilder } from './sqlite-builder.ts';
@@ -141,6 +143,9 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
   let engine: MeiliEngine | undefined;
   let sqlite: CatalogueIndex;
   let meili: CatalogueIndex;
+  /** Every deep page of a run sort narrowed by ids, however short its walk. */
+  let narrowing: CatalogueIndex;
+  let runReader: RunReader;
   let dir: string;
   let removeCatalogue: (() => Promise<void>) | undefined;
 
@@ -161,6 +166,27 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
       timeoutMs: 5_000,
       shallowOffset: 0,
     });
+    narrowing = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: catalogue.env.MEILI_API_KEY,
+      index: catalogue.env.MEILI_INDEX as string,
+      timeoutMs: 5_000,
+      shallowOffset: 0,
+      narrowFrom: 0,
+    });
+    const post = async <T>(path: string, body: object): Promise<T> => {
+      const response = await fetch(`${engine?.host}/indexes/${catalogue.env.MEILI_INDEX}/${path}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${catalogue.env.MEILI_API_KEY}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify(body),
+      });
+      expect(response.status, await response.clone().text()).toBe(200);
+      return (await response.json()) as T;
+    };
+    runReader = { fetch: (body) => post('documents/fetch', body), search: (body) => post('search', body) };
   });
   afterAll(async () => {
     await sqlite?.close();
@@ -194,13 +220,75 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
                 fields: ['id', field === 'genre' ? 'genre' : 'author'],
               };
               const label = `${JSON.stringify(filters)} page ${page} of ${limit}`;
-              expect(await meili.list(query), label).toEqual(await sqlite.list(query));
+              const expected = await sqlite.list(query);
+              expect(await meili.list(query), label).toEqual(expected);
+              if (['category', 'id', 'author_id', 'work_id'].includes(field)) {
+                expect(await narrowing.list(query), label).toEqual(expected);
+              }
             }
           }
         }
       });
     }
   }
+
+  it('reads pages narrowed by counts (category runs, integer keys) exactly as SQLite orders them', async () => {
+    // No sort at all is the catalogue's order, by ascending id.
+    const sorts: SortKey[][] = [[]];
+    for (const field of ['category', 'id', 'author_id', 'work_id'] as const) {
+      for (const direction of ['asc', 'desc'] as const) {
+        sorts.push([{ field, direction }]);
+        if (field !== 'id') {
+          sorts.push([
+            { field, direction },
+            { field: 'id', direction: 'desc' },
+          ]);
+        }
+      }
+    }
+    let narrowed = 0;
+    for (const filters of FILTERS) {
+      const total = (await sqlite.list({ filters, sort: [], page: 1, limit: 1, fields: ['id'] })).total;
+      for (const sort of sorts) {
+        for (const limit of [1, 7, 100]) {
+          const pages = Math.ceil(total / limit);
+          for (let page = 1; page <= pages; page += limit === 1 ? 11 : limit === 7 ? 3 : 1) {
+            const query: ListQuery = { filters, sort, page, limit, fields: ['id'] };
+            const label = `${JSON.stringify(filters)} ${JSON.stringify(sort)} page ${page} of ${limit}`;
+            const read = await readPageNarrowed(query, total, runReader, 0);
+            expect(
+              read?.map((d) => d.id),
+              label,
+            ).toEqual((await sqlite.list(query)).items.map((q) => q.id));
+            narrowed++;
+          }
+        }
+      }
+    }
+    expect(narrowed).toBeGreaterThan(100);
+  });
+
+  it('gives up a plan made on counts of another catalogue, rather than misplace the page', async () => {
+    const query: ListQuery = {
+      filters: {},
+      sort: [{ field: 'category', direction: 'asc' }],
+      page: 20,
+      limit: 7,
+      fields: ['id'],
+    };
+    // A total the engine's counts do not add up to: the page is not placed on them.
+    expect(await readPageNarrowed(query, quotes.length + 1, runReader, 0)).toBeUndefined();
+    // Documents of another build than the counts: the page is not read from them.
+    const otherBuild: RunReader = {
+      fetch: async (body) => {
+        const answer = await runReader.fetch(body);
+        return { ...answer, results: answer.results.map((d) => ({ ...d, catalogue_version: 'another' })) };
+      },
+      search: (body) => runReader.search(body),
+    };
+    expect(await readPageNarrowed(query, quotes.length, otherBuild, 0)).toBeUndefined();
+    expect(await readPageNarrowed(query, quotes.length, runReader, 0)).toHaveLength(7);
+  });
 
   it('draws random quotes from the whole catalogue, in the count', async () => {
     const seen = new Set<number>();
@@ -380,8 +468,15 @@ describe('the read protocol', () => {
     await engine?.close();
     engine = undefined;
   });
+  // These engines script the plain read path: no page is narrowed by counts.
   const open = (host: string, timeoutMs = 2_000) =>
-    openMeiliCatalogue({ host, apiKey: 'service-key', index: 'quotes', timeoutMs });
+    openMeiliCatalogue({
+      host,
+      apiKey: 'service-key',
+      index: 'quotes',
+      timeoutMs,
+      narrowFrom: Number.POSITIVE_INFINITY,
+    });
 
   it('reads a shallow page with one documents fetch, the key as a bearer token', async () => {
     engine = await scriptedEngine(() => ({ status: 200, json: fetched([{ id: 3, author: 'A' }], 12, 2, 2) }));
@@ -519,6 +614,7 @@ describe('the read protocol', () => {
       index: 'quotes',
       timeoutMs,
       maxDeepReads: 3,
+      narrowFrom: Number.POSITIVE_INFINITY,
     });
     const started = performance.now();
     const settled = await Promise.all(

@@ -39,6 +39,13 @@ import {
   SHALLOW_OFFSET,
 } from './meilisearch-request.ts';
 import {
+  NARROW_FROM,
+  narrowable,
+  type RunCountRequest,
+  type RunCountResponse,
+  readPageNarrowed,
+} from './meilisearch-runs.ts';
+import {
   type CatalogueIndex,
   type CatalogueInfo,
   type CatalogueLogger,
@@ -88,6 +95,8 @@ export interface MeiliCatalogueOptions {
   shallowOffset?: number;
   /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
+  /** Matches of a run of equal sort values walked before a page is narrowed by ids ({@link NARROW_FROM}). */
+  narrowFrom?: number;
   logger?: CatalogueLogger;
 }
 
@@ -105,6 +114,7 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #options: MeiliCatalogueOptions;
   readonly #http: Index['httpRequest'];
   readonly #fetchPath: string;
+  readonly #searchPath: string;
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
@@ -127,6 +137,7 @@ class MeiliCatalogue implements CatalogueIndex {
     });
     this.#http = client.index(options.index).httpRequest;
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
+    this.#searchPath = `indexes/${encodeURIComponent(options.index)}/search`;
   }
 
   recentFailure(): CatalogueUnavailableError | undefined {
@@ -199,6 +210,15 @@ class MeiliCatalogue implements CatalogueIndex {
       }
       let response: FetchResponse<MeiliQuoteDocument>;
       try {
+        if (narrowable(query, total, this.#options.narrowFrom ?? NARROW_FROM)) {
+          const narrowed = await readPageNarrowed(
+            query,
+            total,
+            this.#runReader(deadline),
+            this.#options.narrowFrom,
+          );
+          if (narrowed !== undefined) return { items: toItems(narrowed), total };
+        }
         response = await this.#fetch(plan.request, deadline);
       } finally {
         this.#releaseDeep();
@@ -322,6 +342,23 @@ class MeiliCatalogue implements CatalogueIndex {
   /** Aborts a request at the call's deadline (the client's own timeout bounds one request only). */
   #signal(deadline: number): AbortSignal {
     return AbortSignal.timeout(Math.max(1, Math.ceil(deadline - performance.now())));
+  }
+
+  /** The engine reads of {@link readPageInRuns}, within the call's deadline. */
+  #runReader(deadline: number) {
+    return {
+      fetch: (request: FetchRequest) => this.#fetch(request, deadline),
+      search: (request: RunCountRequest) => {
+        const signal = this.#signal(deadline);
+        return this.#call(() =>
+          this.#http.post<RunCountResponse>({
+            path: this.#searchPath,
+            body: request,
+            extraRequestInit: { signal },
+          }),
+        );
+      },
+    };
   }
 
   #fetch(request: FetchRequest, deadline: number): Promise<FetchResponse<MeiliQuoteDocument>> {
