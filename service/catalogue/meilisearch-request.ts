@@ -27,7 +27,8 @@
  *   /documents/{id}`. For a listing without full-text search they give the same answer as a
  *   search for a fraction of its cost; the service's key therefore holds `documents.get`.
  *   The engine walks the sorted matches up to a page's offset, so deep pages are read from the
- *   nearer end with every sort key reversed ({@link pageRequest}).
+ *   nearer end with every sort key reversed ({@link pageRequest}), or placed by counts of ranges
+ *   of their sort key and read without the walk (`meilisearch-runs.ts`).
  * - `id` ends every sort, so the order is total: a page read backwards is exactly the reversed
  *   slice of the forward order, ties included.
  */
@@ -102,8 +103,8 @@ export const MEILI_SETTINGS = {
   displayedAttributes: DISPLAYED_ATTRIBUTES,
   searchableAttributes: ['author', 'work'],
   filterableAttributes: [
-    // Only a replica of an earlier release filters on id (it got quotes by id through a search):
-    // kept so that such a replica still serves during a rolling update.
+    // Ranges of id (and of author_id, work_id) are counted to place deep pages without the
+    // engine's walk (meilisearch-runs.ts).
     'id',
     'author_id',
     'work_id',
