@@ -39,6 +39,7 @@ import {
   pickRequest,
   prefixKeys,
   projectHit,
+  publishOrder,
   quoteFilterValue,
   reverseSort,
   SHALLOW_OFFSET,
@@ -87,6 +88,7 @@ describe('index settings', () => {
         'genre_keys',
         'author_prefixes',
         'work_prefixes',
+        'publish_order',
       ],
       sortableAttributes: [
         'id',
@@ -137,8 +139,10 @@ describe('index settings', () => {
       ...buildFilter(normaliseFilters({ work_id: ['2'], work_like: ['w'], category: ['c'], genre: ['g'] })),
     ];
     const filtered = new Set(filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN)/g)].map((m) => m[1])));
-    // Plus id, which only a replica of an earlier release filters on.
-    expect(['id', ...filtered].sort()).toEqual([...MEILI_SETTINGS.filterableAttributes].sort());
+    // Plus the integers whose ranges place deep pages (meilisearch-runs.ts).
+    expect([...new Set(['id', 'publish_order', ...filtered])].sort()).toEqual(
+      [...MEILI_SETTINGS.filterableAttributes].sort(),
+    );
     const sorted = new Set(
       [
         'id',
@@ -256,7 +260,27 @@ describe('documents', () => {
       category_sort: 'poetry',
       genre_keys: ['resistance', 'lyric'],
       genre_sort: 'resistance',
+      publish_order: publishOrder(quote.publish_date),
     });
+  });
+
+  it('carry publish dates as integers in the order of the strings, ties included', () => {
+    const dates = [
+      '1851',
+      '1851-01',
+      '1851-01-01',
+      '1851-01-02',
+      '1851-02',
+      '1851-12-31',
+      '1852',
+      '0999',
+      '2024-10',
+    ];
+    const byString = [...dates].sort();
+    const byOrder = [...dates].sort((a, b) => publishOrder(a) - publishOrder(b));
+    expect(byOrder).toEqual(byString);
+    expect(new Set(dates.map(publishOrder)).size).toBe(dates.length);
+    expect(publishOrder('1851-01-01')).toBe(18_510_101);
   });
 
   it('fold spacing, case and genre duplicates, and sort genre by the first one', () => {

@@ -81,6 +81,8 @@ export interface MeiliQuoteDocument extends Quote {
   genre_keys: string[];
   /** Folded first genre: `genre` sorts by the first genre of the list. */
   genre_sort: string;
+  /** `publish_date` as an integer in the same order ({@link publishOrder}), so ranges of it can be counted. */
+  publish_order: number;
 }
 
 /** Attributes searches may return: the Quote fields and the version marker, never the keys. */
@@ -114,6 +116,7 @@ export const MEILI_SETTINGS = {
     'genre_keys',
     'author_prefixes',
     'work_prefixes',
+    'publish_order',
   ],
   sortableAttributes: [
     'id',
@@ -234,8 +237,19 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       category_sort: category.sort,
       genre_keys: [...new Set(genres.map((g) => g.key))],
       genre_sort: genres[0]?.sort ?? '',
+      publish_order: publishOrder(quote.publish_date),
     };
   };
+}
+
+/**
+ * `YYYY`, `YYYY-MM` or `YYYY-MM-DD` as the integer YYYYMMDD, a missing month or day counting as
+ * 00: the order of the strings exactly (a bare year before its months, a month before its days)
+ * and the same ties, which a day count could not give (1851 and 1851-01-01 would tie).
+ */
+export function publishOrder(date: string): number {
+  const [year = '0', month = '0', day = '0'] = date.split('-');
+  return Number(year) * 10_000 + Number(month) * 100 + Number(day);
 }
 
 /**

@@ -8,15 +8,20 @@
  * 1. `category`: one facet search counts the matches of each category (the counts must add up
  *    to the total, so they are all of them), which places the page in its run(s); inside a run
  *    the order is by id, read as below.
- * 2. A numeric sort key: the page's position is bracketed by values of the key, starting from
- *    the first and last matches, then with counts of the matches before an interpolated value,
- *    until the engine has at most {@link NARROW_FROM} matches left to walk; the page is read
- *    between the brackets from the nearer one.
+ * 2. A sort key in the order of a filterable integer (`id`, `author_id`, `work_id`, and
+ *    `publish_date` through `publish_order`): the page's position is bracketed by values of it,
+ *    starting from the first and last matches, then with counts of the matches before an
+ *    interpolated value, until the engine has at most {@link NARROW_FROM} matches left to walk;
+ *    the page is read between the brackets from the nearer one.
+ *
+ * An index that cannot answer these requests (built before `publish_order` was filterable) is
+ * refused them with a 400; the page is then read the plain way too.
  *
  * Every read carries the catalogue version its documents were written by and a total the plan
  * predicts; when either disagrees (a reindex swapped the catalogue mid-plan) the plan is dropped
  * and the caller reads the page the plain way.
  */
+import { MeilisearchApiError } from 'meilisearch';
 import {
   buildFilter,
   buildSort,
@@ -24,20 +29,42 @@ import {
   type FetchResponse,
   filterExpression,
   type MeiliQuoteDocument,
+  publishOrder,
   quoteFilterValue,
   retrievedFields,
   reverseSort,
 } from './meilisearch-request.ts';
-import { type Direction, type ListQuery, normaliseSort, type SortField, type SortKey } from './port.ts';
+import {
+  type Direction,
+  type ListQuery,
+  normaliseSort,
+  type QuoteField,
+  type SortField,
+  type SortKey,
+} from './port.ts';
 
 /** Sort fields whose runs of equal values can be long, and the filterable key naming a run. */
 const RUN_KEYS: Partial<Record<SortField, string>> = { category: 'category_key' };
 
-/** Integer sort fields that are also filterable, so that ranges of them can be counted. */
-const NUMERIC_KEYS: Partial<Record<SortField, string>> = {
-  id: 'id',
-  author_id: 'author_id',
-  work_id: 'work_id',
+/** A sort field whose order is that of a filterable integer attribute, so ranges of it can be counted. */
+interface CountedKey {
+  attribute: string;
+  /** The quote field the attribute is computed from. */
+  field: QuoteField;
+  valueOf(document: MeiliQuoteDocument): number;
+}
+
+const ID_KEY: CountedKey = { attribute: 'id', field: 'id', valueOf: (d) => d.id };
+
+const COUNTED_KEYS: Partial<Record<SortField, CountedKey>> = {
+  id: ID_KEY,
+  author_id: { attribute: 'author_id', field: 'author_id', valueOf: (d) => d.author_id },
+  work_id: { attribute: 'work_id', field: 'work_id', valueOf: (d) => d.work_id },
+  publish_date: {
+    attribute: 'publish_order',
+    field: 'publish_date',
+    valueOf: (d) => publishOrder(d.publish_date),
+  },
 };
 
 /** Matches of a run the engine may walk to reach a page; a longer walk is narrowed by ids first. */
@@ -116,13 +143,13 @@ export async function readPageNarrowed(
   try {
     if (runSort(query) !== undefined) return await readPageInRuns(query, total, reader, narrowFrom);
     const first = leadingKey(query);
-    const attribute = NUMERIC_KEYS[first.field];
-    if (attribute === undefined) return undefined;
+    const key = COUNTED_KEYS[first.field];
+    if (key === undefined) return undefined;
     const offset = (query.page - 1) * query.limit;
     const range = new KeyRange(reader, {
       parts: buildFilter(query.filters),
       size: total,
-      attribute,
+      key,
       direction: first.direction,
       sort: buildSort(query.sort),
       fields: [...retrievedFields(query.fields), 'catalogue_version'],
@@ -131,6 +158,7 @@ export async function readPageNarrowed(
     return await range.slice(offset, Math.min(offset + query.limit, total));
   } catch (error) {
     if (error instanceof Swapped) return undefined;
+    if (error instanceof MeilisearchApiError && error.response.status === 400) return undefined;
     throw error;
   }
 }
@@ -144,7 +172,7 @@ export function narrowable(query: ListQuery, total: number, narrowFrom: number):
   const offset = (query.page - 1) * query.limit;
   const walk = Math.min(offset, total - Math.min(offset + query.limit, total));
   return (
-    walk >= narrowFrom && (RUN_KEYS[first.field] !== undefined || NUMERIC_KEYS[first.field] !== undefined)
+    walk >= narrowFrom && (RUN_KEYS[first.field] !== undefined || COUNTED_KEYS[first.field] !== undefined)
   );
 }
 
@@ -192,7 +220,7 @@ async function readPageInRuns(
       const range = new KeyRange(reader, {
         parts: [...parts, `${sort.attribute} = ${quoteFilterValue(run.key)}`],
         size: run.size,
-        attribute: 'id',
+        key: ID_KEY,
         direction: sort.idDirection,
         sort: [`id:${sort.idDirection}`],
         fields,
@@ -212,8 +240,8 @@ interface KeyRangeOptions {
   parts: readonly string[];
   /** How many matches there are. */
   size: number;
-  /** The integer attribute the order starts with; ranges of it are counted. */
-  attribute: string;
+  /** The key the order starts with; ranges of its attribute are counted. */
+  key: CountedKey;
   direction: Direction;
   /** The engine's sort of the matches: `attribute` first, then what breaks its ties. */
   sort: readonly string[];
@@ -244,7 +272,7 @@ class KeyRange {
     const { size, narrowFrom, direction } = this.#options;
     if (Math.min(from, size - to) < narrowFrom) return this.#between(undefined, undefined, from, to, size);
     const sign = direction === 'asc' ? 1 : -1;
-    const fields = ['id', this.#options.attribute, 'catalogue_version'];
+    const fields = [...new Set(['id', this.#options.key.field, 'catalogue_version'])];
     const [first, last] = await Promise.all([
       this.#read([], false, 0, 1, size, fields),
       this.#read([], true, 0, 1, size, fields),
@@ -278,8 +306,8 @@ class KeyRange {
 
   /** The clause of the matches before `x` (in "before" values). */
   #before(x: number): string {
-    const { attribute, direction } = this.#options;
-    return direction === 'asc' ? `${attribute} < ${x}` : `${attribute} > ${-x}`;
+    const { key, direction } = this.#options;
+    return direction === 'asc' ? `${key.attribute} < ${x}` : `${key.attribute} > ${-x}`;
   }
 
   /**
@@ -301,9 +329,9 @@ class KeyRange {
   }
 
   #value(document: MeiliQuoteDocument | undefined): number {
-    const value = (document as unknown as Record<string, unknown> | undefined)?.[this.#options.attribute];
-    if (!Number.isSafeInteger(value)) throw new Swapped();
-    return value as number;
+    const value = document === undefined ? undefined : this.#options.key.valueOf(document);
+    if (value === undefined || !Number.isSafeInteger(value)) throw new Swapped();
+    return value;
   }
 
   /** The number of matches also matching `clause`. */

@@ -146,6 +146,7 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
   /** Every deep page of a run sort narrowed by ids, however short its walk. */
   let narrowing: CatalogueIndex;
   let runReader: RunReader;
+  let uid: string;
   let dir: string;
   let removeCatalogue: (() => Promise<void>) | undefined;
 
@@ -187,6 +188,7 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
       return (await response.json()) as T;
     };
     runReader = { fetch: (body) => post('documents/fetch', body), search: (body) => post('search', body) };
+    uid = catalogue.env.MEILI_INDEX as string;
   });
   afterAll(async () => {
     await sqlite?.close();
@@ -222,7 +224,7 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
               const label = `${JSON.stringify(filters)} page ${page} of ${limit}`;
               const expected = await sqlite.list(query);
               expect(await meili.list(query), label).toEqual(expected);
-              if (['category', 'id', 'author_id', 'work_id'].includes(field)) {
+              if (['category', 'id', 'author_id', 'work_id', 'publish_date'].includes(field)) {
                 expect(await narrowing.list(query), label).toEqual(expected);
               }
             }
@@ -235,7 +237,7 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
   it('reads pages narrowed by counts (category runs, integer keys) exactly as SQLite orders them', async () => {
     // No sort at all is the catalogue's order, by ascending id.
     const sorts: SortKey[][] = [[]];
-    for (const field of ['category', 'id', 'author_id', 'work_id'] as const) {
+    for (const field of ['category', 'id', 'author_id', 'work_id', 'publish_date'] as const) {
       for (const direction of ['asc', 'desc'] as const) {
         sorts.push([{ field, direction }]);
         if (field !== 'id') {
@@ -288,6 +290,32 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
     };
     expect(await readPageNarrowed(query, quotes.length, otherBuild, 0)).toBeUndefined();
     expect(await readPageNarrowed(query, quotes.length, runReader, 0)).toHaveLength(7);
+  });
+
+  it('reads pages the plain way from an index that cannot count ranges of publish_order', async () => {
+    const admin = new Meilisearch({ host: engine?.host as string, apiKey: engine?.masterKey });
+    const index = admin.index(uid);
+    const filterable = (await index.getFilterableAttributes()) ?? [];
+    await index.updateFilterableAttributes(filterable.filter((a) => a !== 'publish_order')).waitTask();
+    try {
+      const query: ListQuery = {
+        filters: {},
+        sort: [{ field: 'publish_date', direction: 'desc' }],
+        page: 9,
+        limit: 7,
+        fields: ['id'],
+      };
+      // Through the client, so that the engine's refusal reaches the reader as it does in the adapter.
+      const client = new Meilisearch({ host: engine?.host as string, apiKey: engine?.masterKey }).index(uid);
+      const refusing: RunReader = {
+        fetch: (body) => client.httpRequest.post({ path: `indexes/${uid}/documents/fetch`, body }),
+        search: (body) => client.httpRequest.post({ path: `indexes/${uid}/search`, body }),
+      };
+      expect(await readPageNarrowed(query, quotes.length, refusing, 0)).toBeUndefined();
+      expect(await narrowing.list(query)).toEqual(await sqlite.list(query));
+    } finally {
+      await index.updateFilterableAttributes(filterable).waitTask();
+    }
   });
 
   it('draws random quotes from the whole catalogue, in the count', async () => {
