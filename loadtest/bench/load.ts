@@ -10,6 +10,8 @@ export interface LoadResult {
   rps: number;
   p50: number;
   p99: number;
+  /** The slowest request (set by {@link measure}). */
+  max?: number;
   mean: number;
   /** Requests completed. */
   requests: number;
@@ -102,6 +104,7 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
     rps: requests / Math.max(Math.min(result.duration, seconds), 0.001),
     p50: result.latency.p50,
     p99: result.latency.p99,
+    max: result.latency.max,
     mean: result.latency.average,
     requests,
     non2xx: result.non2xx,

@@ -33,6 +33,8 @@ export interface MeiliResults {
   pastTheEnd: LoadResult & { path: string };
   /** 50 deep and past-the-end pages at once, every sort key in both orders. */
   burst: LoadResult;
+  /** Deep and past-the-end pages of every sort key in both orders, one after another. */
+  inARow: LoadResult;
 }
 
 export interface MeiliReport {
@@ -104,6 +106,16 @@ export function evaluateMeili(results: MeiliResults, count: number): TargetResul
     t.pastTheEndP99Ms,
     onlyStatus(results.pastTheEnd, '404'),
   );
+  const rowAnswered =
+    results.inARow.errors === 0 &&
+    results.inARow.timeouts === 0 &&
+    Object.keys(results.inARow.statuses).every((status) => ['200', '404'].includes(status));
+  atMost(
+    'deep pages of every sort, in a row: slowest (ms), each 200 or 404',
+    results.inARow.max ?? results.inARow.p99,
+    t.pageP99Ms,
+    rowAnswered,
+  );
   const burstAnswered =
     results.burst.errors === 0 &&
     results.burst.timeouts === 0 &&
@@ -171,6 +183,10 @@ export function meiliTable(report: MeiliReport): string {
       run(page),
     ]),
     ['past the last page (one at a time)', run(r.pastTheEnd)],
+    [
+      `${r.inARow.requests} deep and past-the-end pages in a row, every sort`,
+      `${run(r.inARow)}, slowest ${r.inARow.max ?? 'n/a'} ms; ${JSON.stringify(r.inARow.statuses)}`,
+    ],
     ['50 deep and past-the-end pages at once', `${run(r.burst)}; ${JSON.stringify(r.burst.statuses)}`],
     [`/quotes/random (${c.connections} connections)`, run(r.random)],
   ];

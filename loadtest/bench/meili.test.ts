@@ -83,6 +83,7 @@ function results(overrides: Partial<MeiliResults> = {}): MeiliResults {
     random: load(20, { '200': 500 }),
     pastTheEnd: { ...load(5, { '404': 100 }), path: '/quotes?page=51' },
     burst: load(900, { '200': 36, '404': 12, '503': 2 }),
+    inARow: { ...load(250, { '200': 54, '404': 18 }), max: 280 },
     ...overrides,
   };
 }
