@@ -32,6 +32,7 @@ import { createMetrics, metricsPlugin, rawAnswerRecorder, responseRecorder } fro
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
 import { lazyChildLogger, RequestLogController, serializeRequest } from './request-log.ts';
+import { facetRoutes } from './routes/facets.ts';
 import { emptyParamError, fallbackRoutes, isKnownPath, routableUrl } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
@@ -203,6 +204,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       done(emptyParamError(request) ?? authenticate(request)),
     );
     await quotes.register(quoteRoutes, { catalogue, answers });
+    await quotes.register(facetRoutes, { catalogue, answers });
     await quotes.register(v1Routes, { catalogue, answers });
   });
   await app.register(fallbackRoutes);

@@ -27,8 +27,14 @@ import {
 import {
   buildFilter,
   countRequest,
+  decodeFacetKey,
+  displayRequest,
+  displayValue,
+  FACET_ATTRIBUTES,
+  type FacetSearchResponse,
   type FetchRequest,
   type FetchResponse,
+  facetSearchRequest,
   filterExpression,
   getRequest,
   infoRequest,
@@ -43,7 +49,12 @@ import {
   type CatalogueInfo,
   type CatalogueLogger,
   CatalogueUnavailableError,
+  compareCodePoints,
+  type FacetField,
+  type FacetQuery,
+  type FacetResult,
   type Filters,
+  fold,
   type ListQuery,
   type ListResult,
   type QuoteField,
@@ -52,6 +63,8 @@ import {
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
+/** Display values of facet keys kept in memory before starting afresh. */
+const MAX_FACET_DISPLAY_ENTRIES = 50_000;
 /** Reads of a two-read call (`list`, `random`) before giving up while the catalogue keeps changing. */
 const ATTEMPTS = 3;
 /** Seconds a client is told to wait when the engine or the service sheds load. */
@@ -96,6 +109,9 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #options: MeiliCatalogueOptions;
   readonly #http: Index['httpRequest'];
   readonly #fetchPath: string;
+  readonly #searchPath: string;
+  /** Display values of facet keys, per catalogue version (the port's rule never changes them within one). */
+  readonly #displays = new Map<string, string>();
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
@@ -116,6 +132,7 @@ class MeiliCatalogue implements CatalogueIndex {
     });
     this.#http = client.index(options.index).httpRequest;
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
+    this.#searchPath = `indexes/${encodeURIComponent(options.index)}/search`;
   }
 
   recentFailure(): CatalogueUnavailableError | undefined {
@@ -228,6 +245,77 @@ class MeiliCatalogue implements CatalogueIndex {
       total = response.total;
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
+  }
+
+  /**
+   * One search gives the exact total and every key of every requested facet with its count
+   * (the index lists them all: `faceting.maxValuesPerFacet`); the service ranks them. Keys are
+   * folded values (decoded, or read from a document for a digest key), and the values listed get
+   * their display spelling from the lowest-id quote holding them, remembered per catalogue.
+   */
+  async facets(query: FacetQuery): Promise<FacetResult> {
+    const deadline = this.#deadline();
+    const filter = filterExpression(buildFilter(query.filters));
+    const response = await this.#search(facetSearchRequest(filter, query.facets), deadline);
+    const total = response.totalHits;
+    const facets: FacetResult['facets'] = {};
+    for (const field of query.facets) {
+      const distribution = response.facetDistribution?.[FACET_ATTRIBUTES[field]] ?? {};
+      const entries = Object.entries(distribution).map(([key, count]) => ({
+        key,
+        count,
+        folded: decodeFacetKey(key),
+      }));
+      if (field !== 'genre' && entries.reduce((sum, e) => sum + e.count, 0) !== total) {
+        // One value per quote: the counts add up to the total unless the engine cut the list.
+        throw new CatalogueUnavailableError(
+          `Meilisearch index '${this.#options.index}' lists only some facet values: rebuild it with the indexer (it sets faceting.maxValuesPerFacet)`,
+        );
+      }
+      for (const entry of entries) {
+        entry.folded ??= fold(await this.#facetDisplay(field, entry.key, deadline));
+      }
+      entries.sort((a, b) => b.count - a.count || compareCodePoints(a.folded as string, b.folded as string));
+      const listed = entries.slice(0, query.limit);
+      facets[field] = await Promise.all(
+        listed.map(async ({ key, count }) => ({
+          value: await this.#facetDisplay(field, key, deadline),
+          count,
+        })),
+      );
+    }
+    return { total, facets };
+  }
+
+  async #facetDisplay(field: FacetField, key: string, deadline: number): Promise<string> {
+    const { version } = await this.info();
+    const memo = `${version}\u0000${field}\u0000${key}`;
+    const known = this.#displays.get(memo);
+    if (known !== undefined) return known;
+    const hit = (await this.#fetch(displayRequest(field, key), deadline)).results[0] as
+      | Record<string, unknown>
+      | undefined;
+    const display = hit === undefined ? undefined : displayValue(field, key, hit);
+    if (hit === undefined || display === undefined) {
+      // The facet counts came from a catalogue the lookup no longer sees: swapped in between.
+      throw new CatalogueUnavailableError('the catalogue changed while facet values were read; retry');
+    }
+    if (hit.catalogue_version === version) {
+      if (this.#displays.size >= MAX_FACET_DISPLAY_ENTRIES) this.#displays.clear();
+      this.#displays.set(memo, display);
+    }
+    return display;
+  }
+
+  #search(request: object, deadline: number): Promise<FacetSearchResponse> {
+    const signal = this.#signal(deadline);
+    return this.#call(() =>
+      this.#http.post<FacetSearchResponse>({
+        path: this.#searchPath,
+        body: request,
+        extraRequestInit: { signal },
+      }),
+    );
   }
 
   async close(): Promise<void> {
