@@ -419,11 +419,11 @@ export const FacetsResponseSchema = Type.Object(
     additionalProperties: false,
     examples: [
       {
-        total_quotes: 3,
+        total_quotes: 50,
         facets: {
           genre: [
-            { value: 'romance', count: 2 },
-            { value: 'satire', count: 1 },
+            { value: 'romance', count: 50 },
+            { value: 'comedy of manners', count: 18 },
           ],
         },
       },
