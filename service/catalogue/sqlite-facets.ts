@@ -51,14 +51,20 @@ export class FacetCounter {
     } else {
       for (const profile of selection.profiles) add(profile);
     }
-    const found: { rank: number; count: number }[] = [];
+    // The best `limit` values, kept in order while the counts are read: a catalogue has tens of
+    // thousands of works, of which a request lists at most a hundred. Ranks ascend in this loop
+    // and order folded values by code point, so a later rank with an equal count ranks after.
+    const kept: { rank: number; count: number }[] = [];
     for (let rank = 0; rank < counts.length; rank++) {
       const count = counts[rank] as number;
-      if (count > 0) found.push({ rank, count });
+      if (count === 0 || (kept.length === limit && count <= (kept[limit - 1] as { count: number }).count))
+        continue;
+      let at = kept.length;
+      while (at > 0 && (kept[at - 1] as { count: number }).count < count) at--;
+      kept.splice(at, 0, { rank, count });
+      if (kept.length > limit) kept.pop();
     }
-    // Ranks order folded values by code point already: comparing them is comparing the values.
-    found.sort((a, b) => b.count - a.count || a.rank - b.rank);
-    return found.slice(0, limit).map(({ rank, count }) => ({ value: this.#displayOf(field, rank), count }));
+    return kept.map(({ rank, count }) => ({ value: this.#displayOf(field, rank), count }));
   }
 
   #displayOf(field: FacetField, rank: number): string {
