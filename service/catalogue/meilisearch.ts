@@ -57,12 +57,28 @@ import {
   fold,
   type ListQuery,
   type ListResult,
+  MAX_FACET_LIMIT,
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
+/** A facet key and its count, as a distribution ranks them. */
+interface RankedKey {
+  key: string;
+  count: number;
+}
+
+/** Ranked facet distributions (and totals) kept in memory, oldest dropped first. */
+const MAX_RANKED_FACETS = 1_000;
+
+/** Keeps a value in a bounded memo, dropping its oldest entry when full. */
+function remember<T>(memo: Map<string, T>, key: string, value: T): void {
+  if (memo.size >= MAX_RANKED_FACETS) memo.delete(memo.keys().next().value as string);
+  memo.set(key, value);
+}
+
 /** Display values of facet keys kept in memory before starting afresh. */
 const MAX_FACET_DISPLAY_ENTRIES = 50_000;
 /** Reads of a two-read call (`list`, `random`) before giving up while the catalogue keeps changing. */
@@ -112,6 +128,13 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #searchPath: string;
   /** Display values of facet keys, per catalogue version (the port's rule never changes them within one). */
   readonly #displays = new Map<string, string>();
+  /**
+   * Facet distributions already ranked, and totals, per catalogue version and filter: a facet
+   * request asks the engine to count every value of its matches, the same work whatever the
+   * `limit` or the other facets asked beside, and the answer holds until the catalogue changes.
+   */
+  readonly #rankedFacets = new Map<string, RankedKey[]>();
+  readonly #facetTotals = new Map<string, number>();
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
@@ -256,35 +279,61 @@ class MeiliCatalogue implements CatalogueIndex {
   async facets(query: FacetQuery): Promise<FacetResult> {
     const deadline = this.#deadline();
     const filter = filterExpression(buildFilter(query.filters));
-    const response = await this.#search(facetSearchRequest(filter, query.facets), deadline);
-    const total = response.totalHits;
+    const { version } = await this.info();
+    const memo = (field: FacetField) => JSON.stringify([version, filter ?? null, field]);
+    const missing = query.facets.filter((field) => !this.#rankedFacets.has(memo(field)));
+    let total = this.#facetTotals.get(JSON.stringify([version, filter ?? null]));
+    if (missing.length > 0 || total === undefined) {
+      const response = await this.#search(facetSearchRequest(filter, missing), deadline);
+      total = response.totalHits;
+      for (const field of missing) {
+        const ranked = await this.#rank(
+          field,
+          response.facetDistribution?.[FACET_ATTRIBUTES[field]] ?? {},
+          total,
+          deadline,
+        );
+        remember(this.#rankedFacets, memo(field), ranked);
+      }
+      remember(this.#facetTotals, JSON.stringify([version, filter ?? null]), total);
+    }
     const facets: FacetResult['facets'] = {};
     for (const field of query.facets) {
-      const distribution = response.facetDistribution?.[FACET_ATTRIBUTES[field]] ?? {};
-      const entries = Object.entries(distribution).map(([key, count]) => ({
-        key,
-        count,
-        folded: decodeFacetKey(key),
-      }));
-      if (field !== 'genre' && entries.reduce((sum, e) => sum + e.count, 0) !== total) {
-        // One value per quote: the counts add up to the total unless the engine cut the list.
-        throw new CatalogueUnavailableError(
-          `Meilisearch index '${this.#options.index}' lists only some facet values: rebuild it with the indexer (it sets faceting.maxValuesPerFacet)`,
-        );
-      }
-      for (const entry of entries) {
-        entry.folded ??= fold(await this.#facetDisplay(field, entry.key, deadline));
-      }
-      entries.sort((a, b) => b.count - a.count || compareCodePoints(a.folded as string, b.folded as string));
-      const listed = entries.slice(0, query.limit);
+      const ranked = this.#rankedFacets.get(memo(field)) ?? [];
       facets[field] = await Promise.all(
-        listed.map(async ({ key, count }) => ({
+        ranked.slice(0, query.limit).map(async ({ key, count }) => ({
           value: await this.#facetDisplay(field, key, deadline),
           count,
         })),
       );
     }
     return { total, facets };
+  }
+
+  /** Every key of a facet distribution with its count, in the port's order. */
+  async #rank(
+    field: FacetField,
+    distribution: Record<string, number>,
+    total: number,
+    deadline: number,
+  ): Promise<RankedKey[]> {
+    const entries = Object.entries(distribution).map(([key, count]) => ({
+      key,
+      count,
+      folded: decodeFacetKey(key),
+    }));
+    if (field !== 'genre' && entries.reduce((sum, e) => sum + e.count, 0) !== total) {
+      // One value per quote: the counts add up to the total unless the engine cut the list.
+      throw new CatalogueUnavailableError(
+        `Meilisearch index '${this.#options.index}' lists only some facet values: rebuild it with the indexer (it sets faceting.maxValuesPerFacet)`,
+      );
+    }
+    for (const entry of entries) {
+      entry.folded ??= fold(await this.#facetDisplay(field, entry.key, deadline));
+    }
+    entries.sort((a, b) => b.count - a.count || compareCodePoints(a.folded as string, b.folded as string));
+    // A request lists at most MAX_FACET_LIMIT of them: the rest need not be kept.
+    return entries.slice(0, MAX_FACET_LIMIT).map(({ key, count }) => ({ key, count }));
   }
 
   async #facetDisplay(field: FacetField, key: string, deadline: number): Promise<string> {
