@@ -70,14 +70,14 @@ interface RankedKey {
   count: number;
 }
 
-/** Ranked facet distributions (and totals) kept in memory, oldest dropped first. */
-const MAX_RANKED_FACETS = 1_000;
-
-/** Keeps a value in a bounded memo, dropping its oldest entry when full. */
-function remember<T>(memo: Map<string, T>, key: string, value: T): void {
-  if (memo.size >= MAX_RANKED_FACETS) memo.delete(memo.keys().next().value as string);
-  memo.set(key, value);
+/** One facet's keys in the port's order (the first MAX_FACET_LIMIT), and the matches' total. */
+interface RankedFacet {
+  total: number;
+  keys: RankedKey[];
 }
+
+/** Ranked facet distributions kept in memory, oldest dropped first. */
+const MAX_RANKED_FACETS = 1_000;
 
 /** Display values of facet keys kept in memory before starting afresh. */
 const MAX_FACET_DISPLAY_ENTRIES = 50_000;
@@ -133,8 +133,7 @@ class MeiliCatalogue implements CatalogueIndex {
    * request asks the engine to count every value of its matches, the same work whatever the
    * `limit` or the other facets asked beside, and the answer holds until the catalogue changes.
    */
-  readonly #rankedFacets = new Map<string, RankedKey[]>();
-  readonly #facetTotals = new Map<string, number>();
+  readonly #rankedFacets = new Map<string, Promise<RankedFacet>>();
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
@@ -282,32 +281,43 @@ class MeiliCatalogue implements CatalogueIndex {
     const { version } = await this.info();
     const memo = (field: FacetField) => JSON.stringify([version, filter ?? null, field]);
     const missing = query.facets.filter((field) => !this.#rankedFacets.has(memo(field)));
-    let total = this.#facetTotals.get(JSON.stringify([version, filter ?? null]));
-    if (missing.length > 0 || total === undefined) {
-      const response = await this.#search(facetSearchRequest(filter, missing), deadline);
-      total = response.totalHits;
+    if (missing.length > 0) {
+      // One search for every facet not counted yet; requests arriving meanwhile share it.
+      const search = this.#search(facetSearchRequest(filter, missing), deadline);
       for (const field of missing) {
-        const ranked = await this.#rank(
-          field,
-          response.facetDistribution?.[FACET_ATTRIBUTES[field]] ?? {},
-          total,
-          deadline,
-        );
-        remember(this.#rankedFacets, memo(field), ranked);
+        const ranked: Promise<RankedFacet> = search.then(async (response) => ({
+          total: response.totalHits,
+          keys: await this.#rank(
+            field,
+            response.facetDistribution?.[FACET_ATTRIBUTES[field]] ?? {},
+            response.totalHits,
+            deadline,
+          ),
+        }));
+        // A failure is not kept: the next request asks the engine again.
+        ranked.catch(() => {
+          if (this.#rankedFacets.get(memo(field)) === ranked) this.#rankedFacets.delete(memo(field));
+        });
+        if (this.#rankedFacets.size >= MAX_RANKED_FACETS) {
+          this.#rankedFacets.delete(this.#rankedFacets.keys().next().value as string);
+        }
+        this.#rankedFacets.set(memo(field), ranked);
       }
-      remember(this.#facetTotals, JSON.stringify([version, filter ?? null]), total);
     }
+    const counted = await Promise.all(
+      query.facets.map((field) => this.#rankedFacets.get(memo(field)) as Promise<RankedFacet>),
+    );
     const facets: FacetResult['facets'] = {};
-    for (const field of query.facets) {
-      const ranked = this.#rankedFacets.get(memo(field)) ?? [];
+    for (const [i, field] of query.facets.entries()) {
+      const keys = counted[i]?.keys ?? [];
       facets[field] = await Promise.all(
-        ranked.slice(0, query.limit).map(async ({ key, count }) => ({
+        keys.slice(0, query.limit).map(async ({ key, count }) => ({
           value: await this.#facetDisplay(field, key, deadline),
           count,
         })),
       );
     }
-    return { total, facets };
+    return { total: counted[0]?.total ?? 0, facets };
   }
 
   /** Every key of a facet distribution with its count, in the port's order. */
