@@ -152,6 +152,7 @@ export function meiliFailures(results: MeiliResults): string[] {
   check('direct replay', results.replay);
   for (const [name, page] of Object.entries(results.pages)) check(name, page);
   check('/quotes/random', results.random);
+  if (results.facets !== undefined) check('unfiltered facets', results.facets);
   check('past the last page', results.pastTheEnd, '404');
   return out;
 }

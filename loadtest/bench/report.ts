@@ -133,6 +133,7 @@ export function failures(results: BenchResults): string[] {
       ? []
       : [['uncached mix at a fixed rate', results.mixAtRate] as [string, LoadResult]]),
     ['by id', results.byId],
+    ...(results.facets === undefined ? [] : [['unfiltered facets', results.facets] as [string, LoadResult]]),
     ...Object.entries(results.byKind).map(([kind, r]) => [`mix kind ${kind}`, r] as [string, LoadResult]),
   ];
   if ('memory' in results.redis) {

@@ -127,7 +127,7 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #fetchPath: string;
   readonly #searchPath: string;
   /** Display values of facet keys, per catalogue version (the port's rule never changes them within one). */
-  readonly #displays = new Map<string, string>();
+  readonly #displays = new Map<string, Promise<string>>();
   /**
    * Facet distributions already ranked, and totals, per catalogue version and filter: a facet
    * request asks the engine to count every value of its matches, the same work whatever the
@@ -351,6 +351,26 @@ class MeiliCatalogue implements CatalogueIndex {
     const memo = `${version}\u0000${field}\u0000${key}`;
     const known = this.#displays.get(memo);
     if (known !== undefined) return known;
+    // Requests listing the same value meanwhile share this lookup; a failed one is not kept.
+    const forget = () => {
+      if (this.#displays.get(memo) === lookup) this.#displays.delete(memo);
+    };
+    const lookup = this.#lookUpDisplay(field, key, deadline).then(({ display, seen }) => {
+      // Read from the next catalogue already: right for this request, not the version's to keep.
+      if (seen !== version) forget();
+      return display;
+    });
+    if (this.#displays.size >= MAX_FACET_DISPLAY_ENTRIES) this.#displays.clear();
+    this.#displays.set(memo, lookup);
+    lookup.catch(forget);
+    return lookup;
+  }
+
+  async #lookUpDisplay(
+    field: FacetField,
+    key: string,
+    deadline: number,
+  ): Promise<{ display: string; seen: unknown }> {
     const hit = (await this.#fetch(displayRequest(field, key), deadline)).results[0] as
       | Record<string, unknown>
       | undefined;
@@ -359,11 +379,7 @@ class MeiliCatalogue implements CatalogueIndex {
       // The facet counts came from a catalogue the lookup no longer sees: swapped in between.
       throw new CatalogueUnavailableError('the catalogue changed while facet values were read; retry');
     }
-    if (hit.catalogue_version === version) {
-      if (this.#displays.size >= MAX_FACET_DISPLAY_ENTRIES) this.#displays.clear();
-      this.#displays.set(memo, display);
-    }
-    return display;
+    return { display, seen: hit.catalogue_version };
   }
 
   #search(request: object, deadline: number): Promise<FacetSearchResponse> {
