@@ -88,6 +88,8 @@ describe('npm run bench --quick', () => {
     expect(results.mixAtRate?.rate).toBe(100);
     expectMeasured('mixAtRate', results.mixAtRate);
     expectMeasured('by id', results.byId);
+    expectMeasured('unfiltered facets', results.facets);
+    expect(results.facets?.statuses).toEqual({ '200': results.facets?.requests });
     for (const kind of MIX_KINDS) expectMeasured(`kind ${kind}`, results.byKind[kind]);
     expect(results.ratio).toBeCloseTo(results.serviceQuotes.rps / results.bare.rps, 10);
     expect(results.service.peakRssBytes).toBeGreaterThan(0);
@@ -112,6 +114,7 @@ describe('npm run bench --quick', () => {
       'GET /quotes: service / bare Fastify',
       'uncached mix p99 (ms)',
       'uncached mix p99 at 100 req/s (ms)',
+      'unfiltered facets, uncached: p99 (ms)',
       'service peak RSS (MB)',
       'Redis store cost vs memory store',
       'runs with failed requests',
@@ -173,6 +176,7 @@ describe.runIf(meili !== undefined)('npm run bench --backend meilisearch --quick
     expect(Object.keys(results.pages)).toHaveLength(3);
     for (const [name, page] of Object.entries(results.pages)) expectMeasured(name, page);
     expectMeasured('random', results.random);
+    expectMeasured('unfiltered facets', results.facets);
     expect(results.pastTheEnd.statuses).toEqual({ '404': results.pastTheEnd.requests });
     expect(report.failures).toEqual([]);
   });

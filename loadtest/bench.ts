@@ -13,6 +13,7 @@ import { ensureKeys } from '../deploy/meili-keys.ts';
 import { QUOTE_FIELDS, SORT_FIELDS } from '../service/catalogue/port.ts';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
+import { facetPaths } from './bench/facets.ts';
 import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
 import { encodeBatches, ingestDirect, meiliVersion, startMeili, startRecorder } from './bench/meili.ts';
 import {
@@ -245,6 +246,16 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       log(summary(`  mix kind ${kind}`, byKind[kind]));
     }
     log(memoryLine(service.child.pid, 'each kind of the mix'));
+    const facets = facetPaths(random, options.quick ? 300 : 1500);
+    const facetRun = await measure({
+      baseUrl: service.url,
+      paths: facets,
+      headers: auth,
+      connections: options.connections,
+      duration: 0,
+      amount: facets.length,
+    });
+    log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
     const peakRssBytes = memory.peak() ?? null;
     memory.stop();
 
@@ -310,6 +321,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       mixAtRate: { ...mixAtRate, rate: options.mixRate },
       byKind,
       byId: idRun,
+      facets: facetRun,
       service: { idleRssBytes, peakRssBytes },
       redis,
     };
@@ -519,6 +531,16 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       duration: Math.max(1, Math.round(options.duration / 2)),
     });
     log(summary('/quotes/random', randomRun));
+    const facets = facetPaths(random, options.quick ? 300 : 1500);
+    const facetRun = await measure({
+      baseUrl: service.url,
+      paths: facets,
+      headers: auth,
+      connections: options.connections,
+      duration: 0,
+      amount: facets.length,
+    });
+    log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
     const peakRssBytes = engineMemory.peak() ?? null;
     engineMemory.stop();
 
@@ -533,6 +555,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       requestsPerAnswer,
       pages,
       random: randomRun,
+      facets: facetRun,
       pastTheEnd,
       burst,
       inARow,

@@ -14,6 +14,7 @@ import { createAuthenticator } from './auth.ts';
 import { openCatalogue } from './catalogue/open.ts';
 import type { CatalogueIndex } from './catalogue/port.ts';
 import { type Config, DEVELOPMENT_USER } from './config.ts';
+import { registerCors } from './cors.ts';
 import { type ApiError, badRequest, toApiError } from './errors.ts';
 import { AnswerCache, NO_STORE } from './etag.ts';
 import {
@@ -31,6 +32,7 @@ import { createMetrics, metricsPlugin, rawAnswerRecorder, responseRecorder } fro
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
 import { lazyChildLogger, RequestLogController, serializeRequest } from './request-log.ts';
+import { facetRoutes } from './routes/facets.ts';
 import { emptyParamError, fallbackRoutes, isKnownPath, routableUrl } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
@@ -185,6 +187,9 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       metrics.setCatalogue({ version: info.version, backend: catalogue.kind, documents: info.count });
     },
   });
+  // Before the rate limiter: preflights are answered by this root hook, neither counted nor
+  // authenticated (cors.ts).
+  await registerCors(app, config.corsOrigins);
   // Root-level onRequest hook: it runs before the quote scope's authentication, as the contract's
   // check order requires (429 before 401), and also sees the 404/405 fallback of quote paths.
   await app.register(rateLimit, { config: config.rateLimit, clock: deps.now, metrics });
@@ -199,6 +204,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       done(emptyParamError(request) ?? authenticate(request)),
     );
     await quotes.register(quoteRoutes, { catalogue, answers });
+    await quotes.register(facetRoutes, { catalogue, answers });
     await quotes.register(v1Routes, { catalogue, answers });
   });
   await app.register(fallbackRoutes);

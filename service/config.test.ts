@@ -115,3 +115,43 @@ describe('MEILI_DEEP_READS', () => {
     }
   });
 });
+
+describe('CORS_ORIGINS', () => {
+  it('is off when unset, * for any origin, or a list of origins as browsers send them', () => {
+    expect(loadConfig({}).corsOrigins).toBeUndefined();
+    expect(loadConfig({ CORS_ORIGINS: ' * ' }).corsOrigins).toBe('*');
+    expect(
+      loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:8080,https://app.example.com' })
+        .corsOrigins,
+    ).toEqual(['https://app.example.com', 'http://localhost:8080']);
+  });
+
+  it('refuses what no browser sends as an Origin, naming the variable and the item', () => {
+    const cases: [string, string][] = [
+      [
+        'https://app.example.com/',
+        "got 'https://app.example.com/' (did you mean 'https://app.example.com'?)",
+      ],
+      ['https://App.example.com', "got 'https://App.example.com' (did you mean 'https://app.example.com'?)"],
+      ['https://app.example.com:443', "(did you mean 'https://app.example.com'?)"],
+      ['app.example.com', "got 'app.example.com'"],
+      ['ftp://files.example.com', "got 'ftp://files.example.com'"],
+      ['*,https://app.example.com', "got '*'"],
+      ['https://a.example.com,,https://b.example.com', "got ''"],
+      ['null', "got 'null'"],
+    ];
+    for (const [value, tail] of cases) {
+      expect(() => loadConfig({ CORS_ORIGINS: value }), value).toThrow(ConfigError);
+      expect(() => loadConfig({ CORS_ORIGINS: value }), value).toThrow(
+        /^CORS_ORIGINS must be \* or comma-separated origins/,
+      );
+      expect(() => loadConfig({ CORS_ORIGINS: value }), value).toThrow(tail);
+    }
+  });
+
+  it('never echoes credentials written into an origin', () => {
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://ann:secret@app.example.com' })).toThrow(
+      /^(?!.*secret).*got 'https:\/\/…@app\.example\.com'/,
+    );
+  });
+});

@@ -51,7 +51,12 @@ export interface Config {
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs. */
   trustProxy: boolean | number | string[];
   logLevel: LogLevel;
+  /** Origins browsers may call from (CORS_ORIGINS): any (`*`), a list, or none (no CORS headers). */
+  corsOrigins: CorsOrigins;
 }
+
+/** `*`, a non-empty list of serialised origins (`https://app.example.com`), or undefined (off). */
+export type CorsOrigins = '*' | readonly string[] | undefined;
 
 /** Values of NODE_ENV (trimmed, any case) under which the development user may exist. */
 const DEVELOPMENT_ENVIRONMENTS = new Set(['', 'development', 'test']);
@@ -125,7 +130,37 @@ export function loadConfig(env: Env = process.env): Config {
     },
     trustProxy: parseTrustProxy(optional(env, 'TRUST_PROXY')),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    corsOrigins: parseCorsOrigins(optional(env, 'CORS_ORIGINS')),
   };
+}
+
+/**
+ * CORS_ORIGINS: `*`, or origins as browsers send them in `Origin` (scheme, host, and a port only
+ * when it is not the scheme's default; no path, no trailing slash), comma-separated. Browsers
+ * compare the allowed origin with theirs character for character, so a value that is not already
+ * in that form would never match: it is refused at start rather than silently failing every call.
+ */
+function parseCorsOrigins(value: string | undefined): CorsOrigins {
+  if (value === undefined) return undefined;
+  if (value === '*') return '*';
+  const origins = value.split(',').map((item) => item.trim());
+  for (const origin of origins) {
+    const serialised = URL.canParse(origin) ? new URL(origin) : undefined;
+    const valid =
+      serialised !== undefined &&
+      (serialised.protocol === 'http:' || serialised.protocol === 'https:') &&
+      serialised.origin === origin;
+    if (!valid) {
+      const hint =
+        serialised?.origin !== undefined && serialised.origin !== 'null'
+          ? ` (did you mean '${serialised.origin}'?)`
+          : '';
+      throw new ConfigError(
+        `CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (http or https, host, optional port, no path or trailing slash), got '${withoutUserInfo(origin)}'${hint}`,
+      );
+    }
+  }
+  return [...new Set(origins)];
 }
 
 function optional(env: Env, name: string): string | undefined {

@@ -72,6 +72,7 @@ function url(path: string, parameters: Parameter[], values: Map<string, unknown>
 
 /** How many quotes an answer holds, whatever its envelope. */
 function quotesIn(body: Record<string, unknown>): number {
+  if (typeof body.total_quotes === 'number') return body.total_quotes;
   if (Array.isArray(body.items)) return body.items.length;
   if (Array.isArray(body.data)) return body.data.length;
   return Object.keys(body).length > 0 ? 1 : 0;
@@ -101,7 +102,13 @@ describe('parameter examples', () => {
         expect(quotesIn(response.json()), target).toBeGreaterThan(0);
       }
     }
-    expect(operationsSeen.sort()).toEqual(['/api/v1/quotes', '/quotes', '/quotes/random', '/quotes/{id}']);
+    expect(operationsSeen.sort()).toEqual([
+      '/api/v1/quotes',
+      '/quotes',
+      '/quotes/facets',
+      '/quotes/random',
+      '/quotes/{id}',
+    ]);
   });
 });
 
@@ -195,6 +202,20 @@ const SORT_SAMPLES = [
   Array(21).fill('genre').join(','),
 ];
 const DIRECTION_SAMPLES = ['asc', 'desc', 'ASC', 'Desc', 'up', 'asc,desc', 'desc '];
+const FACET_SAMPLES = [
+  'genre',
+  'author',
+  'work',
+  'category',
+  'genre,category',
+  'work,genre,work',
+  'Genre',
+  'title',
+  'genre,',
+  ',genre',
+  'genre category',
+  'author,work,category,genre,quote',
+];
 const ORDERBY_SAMPLES = ['author', 'work', 'genre', 'publish_date', 'quote_length', 'id', 'AUTHOR'];
 
 const TEXT_PARAMETERS = ['author', 'author_like', 'work', 'work_like', 'category', 'genre'];
@@ -216,6 +237,7 @@ function samplesFor(path: string, name: string, random: () => number): string[] 
   }
   if (name === 'fields') return FIELD_SAMPLES;
   if (name === 'orderby') return ORDERBY_SAMPLES;
+  if (name === 'facet') return FACET_SAMPLES;
   if (name === 'sort' && path === '/quotes') return SORT_SAMPLES;
   if (name === 'order' || name === 'sort') return DIRECTION_SAMPLES;
   throw new Error(`no samples for ${path} ${name}`);

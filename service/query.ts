@@ -12,6 +12,7 @@ import {
   DECIMAL_INTEGER,
   DEFAULT_LIMIT,
   type Direction,
+  FACET_FIELDS,
   FILTER_NAMES,
   type FilterName,
   type Filters,
@@ -95,6 +96,7 @@ const EXPECTED: Record<string, string> = {
   limit: `an integer from 1 to ${MAX_LIMIT}`,
   fields: `one or more of ${list(QUOTE_FIELDS)}, comma-separated`,
   orderby: `one of ${list(V1_ORDER_FIELDS)}`,
+  facet: `one or more of ${list(FACET_FIELDS)}, comma-separated or repeated`,
 };
 /** On `/api/v1/quotes`, `sort` is the direction: what it accepts there. */
 const V1_EXPECTED: Record<string, string> = { ...EXPECTED, sort: 'asc or desc' };
@@ -164,7 +166,7 @@ export function shorten(text: string): string {
  * empty value, no NUL character, no value over {@link MAX_VALUE_LENGTH} characters, and
  * single-valued parameters at most once.
  */
-function checkParams(
+export function checkParams(
   params: RawQuery,
   path: string,
   allowed: readonly string[],
@@ -199,7 +201,7 @@ const NONE_REPEATABLE: ReadonlySet<string> = new Set();
 const V1_REPEATABLE: ReadonlySet<string> = new Set(['genre']);
 
 /** Filters through the port's own rules (folding, ids, word prefixes, counts, lengths). */
-function readFilters(params: RawQuery, names: readonly FilterName[] = FILTER_NAMES): Filters {
+export function readFilters(params: RawQuery, names: readonly FilterName[] = FILTER_NAMES): Filters {
   const raw: RawFilters = {};
   for (const name of names) {
     const values = params.get(name);
@@ -214,7 +216,7 @@ function readFilters(params: RawQuery, names: readonly FilterName[] = FILTER_NAM
 }
 
 /** Comma-separated and repeated values as one list of tokens, in order; an empty token is a 400. */
-function tokens(params: RawQuery, name: string, max: number): string[] {
+export function tokens(params: RawQuery, name: string, max: number): string[] {
   const values = params.get(name);
   if (values === undefined) return [];
   const out: string[] = [];
@@ -265,7 +267,7 @@ function withoutImpliedTieBreak(sort: SortKey[]): SortKey[] {
   return last?.field === 'id' && last.direction === 'asc' ? sort.slice(0, -1) : sort;
 }
 
-function readLimit(params: RawQuery, fallback: number): number {
+export function readLimit(params: RawQuery, fallback: number): number {
   const value = params.get('limit')?.[0];
   if (value === undefined) return fallback;
   if (!DECIMAL_INTEGER.test(value) || value.length > 3 || Number(value) > MAX_LIMIT) {

@@ -6,7 +6,10 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import {
+  DEFAULT_FACET_LIMIT,
   DEFAULT_LIMIT,
+  FACET_FIELDS,
+  MAX_FACET_LIMIT,
   MAX_FILTER_VALUES,
   MAX_LIMIT,
   MAX_VALUE_LENGTH,
@@ -371,5 +374,99 @@ export const readySchema = {
     503: errorRef('No catalogue is open yet, or its backend is unreachable (service_unavailable)', {
       'Cache-Control': Type.String({ description: 'no-store' }),
     }),
+  },
+};
+
+// ---- /quotes/facets -----------------------------------------------------------------------------
+
+const facetValues = (field: string) =>
+  Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          value: Type.String({
+            description: `The ${field} as written in the catalogue (the spelling of the lowest-id quote among those whose ${field} folds to it)`,
+          }),
+          count: Type.Integer({
+            minimum: 1,
+            description: `Matching quotes whose ${field} folds to this value`,
+          }),
+        },
+        { additionalProperties: false },
+      ),
+      { maxItems: MAX_FACET_LIMIT, description: `Present when facet=${field} was asked` },
+    ),
+  );
+
+export const FacetsResponseSchema = Type.Object(
+  {
+    total_quotes: Type.Integer({ minimum: 0, description: 'Quotes matching the filters' }),
+    facets: Type.Object(
+      {
+        author: facetValues('author'),
+        work: facetValues('work'),
+        category: facetValues('category'),
+        genre: facetValues('genre'),
+      },
+      {
+        additionalProperties: false,
+        description:
+          'Per requested facet, at most `limit` values, most frequent first, then by folded value (Unicode code point order)',
+      },
+    ),
+  },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        total_quotes: 50,
+        facets: {
+          genre: [
+            { value: 'romance', count: 50 },
+            { value: 'comedy of manners', count: 18 },
+          ],
+        },
+      },
+    ],
+  },
+);
+
+export const facetsSchema = {
+  summary: 'Facet counts',
+  description:
+    'For each requested facet (author, work, category, genre), the values among the quotes matching the filters with their exact counts: ' +
+    'most frequent first, then by folded value. Values compare as the filters do (folded: case, accents and spacing ignored; ' +
+    'a quote counts once for each distinct genre it has), so `?genre=<value>` on /quotes lists exactly `count` quotes. ' +
+    'Each value is shown as the lowest-id quote of the catalogue with that folded value spells it. Nothing matching is 200 with total_quotes 0 and empty lists.',
+  tags: ['quotes'],
+  security,
+  querystring: Type.Object(
+    {
+      facet: Type.Array(Type.String({ pattern: listPattern(FACET_FIELDS), maxLength: MAX_VALUE_LENGTH }), {
+        minItems: 1,
+        description: `Required: ${FACET_FIELDS.join(', ')}; repeat it (or separate with commas) for several. Duplicates are ignored.`,
+        examples: [['genre', 'category']],
+      }),
+      ...filterParams,
+      limit: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: MAX_FACET_LIMIT,
+          default: DEFAULT_FACET_LIMIT,
+          description: 'Values listed per facet',
+          examples: [DEFAULT_FACET_LIMIT],
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: {
+      ...FacetsResponseSchema,
+      description: `Facet counts. ${CACHE_HEADERS}`,
+      headers: CACHE_RESPONSE_HEADERS,
+    },
+    304: notModified,
+    ...quoteErrors('Never: a request matching nothing answers 200 with empty lists'),
   },
 };

@@ -2,6 +2,7 @@
  * The report of `npm run bench -- --backend meilisearch`: what was measured, the production
  * path's targets with pass/fail, and the markdown table kept in loadtest/RESULTS.md.
  */
+import { FACETS_P99_MS } from './facets.ts';
 import type { LoadResult } from './load.ts';
 import type { BenchConfig, Machine, TargetResult } from './report.ts';
 
@@ -30,6 +31,8 @@ export interface MeiliResults {
   /** Deep and past-the-end pages, one request at a time; random quotes at full concurrency. */
   pages: Record<string, LoadResult & { path: string }>;
   random: LoadResult;
+  /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
+  facets?: LoadResult;
   pastTheEnd: LoadResult & { path: string };
   /** 50 deep and past-the-end pages at once, every sort key in both orders. */
   burst: LoadResult;
@@ -100,6 +103,14 @@ export function evaluateMeili(results: MeiliResults, count: number): TargetResul
     t.randomP99Ms,
     onlyStatus(results.random, '200'),
   );
+  if (results.facets !== undefined) {
+    atMost(
+      'unfiltered facets, uncached: p99 (ms), all 200',
+      results.facets.p99,
+      FACETS_P99_MS,
+      onlyStatus(results.facets, '200'),
+    );
+  }
   atMost(
     'past the last page: p99 (ms), all 404',
     results.pastTheEnd.p99,
@@ -153,6 +164,7 @@ export function meiliFailures(results: MeiliResults): string[] {
   check('direct replay', results.replay);
   for (const [name, page] of Object.entries(results.pages)) check(name, page);
   check('/quotes/random', results.random);
+  if (results.facets !== undefined) check('unfiltered facets', results.facets);
   check('past the last page', results.pastTheEnd, '404');
   return out;
 }
@@ -189,6 +201,14 @@ export function meiliTable(report: MeiliReport): string {
     ],
     ['50 deep and past-the-end pages at once', `${run(r.burst)}; ${JSON.stringify(r.burst.statuses)}`],
     [`/quotes/random (${c.connections} connections)`, run(r.random)],
+    ...(r.facets === undefined
+      ? []
+      : [
+          [`unfiltered facets, each request distinct (${c.connections} connections)`, run(r.facets)] as [
+            string,
+            string,
+          ],
+        ]),
   ];
   const lines = [
     `Meilisearch benchmark, ${m.date} (${m.cpuCount} × ${m.cpuModel}, Node ${m.node})`,

@@ -3,8 +3,10 @@
  * markdown table printed at the end (and kept in loadtest/RESULTS.md), and the JSON written to
  * loadtest/results/latest.json.
  */
+
 import { cpus, release, totalmem } from 'node:os';
 import type { MixKind } from '../lib/mix.ts';
+import { FACETS_P99_MS } from './facets.ts';
 import type { LoadResult } from './load.ts';
 
 /** Where and with what the benchmark ran. */
@@ -68,6 +70,8 @@ export interface BenchResults {
   /** Each kind of the mix on its own (shorter runs): where the mix's latency comes from. */
   byKind: Partial<Record<MixKind, LoadResult>>;
   byId: LoadResult;
+  /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
+  facets?: LoadResult;
   service: { idleRssBytes: number | null; peakRssBytes: number | null };
   redis: RedisResult;
 }
@@ -129,6 +133,7 @@ export function failures(results: BenchResults): string[] {
       ? []
       : [['uncached mix at a fixed rate', results.mixAtRate] as [string, LoadResult]]),
     ['by id', results.byId],
+    ...(results.facets === undefined ? [] : [['unfiltered facets', results.facets] as [string, LoadResult]]),
     ...Object.entries(results.byKind).map(([kind, r]) => [`mix kind ${kind}`, r] as [string, LoadResult]),
   ];
   if ('memory' in results.redis) {
@@ -178,6 +183,16 @@ export function evaluate(results: BenchResults, count: number): TargetResult[] {
             target: `≤ ${p99Target}`,
             value: results.mixAtRate.p99,
             pass: results.mixAtRate.p99 <= p99Target,
+          },
+        ]),
+    ...(results.facets === undefined
+      ? []
+      : [
+          {
+            name: 'unfiltered facets, uncached: p99 (ms)',
+            target: `≤ ${FACETS_P99_MS}`,
+            value: results.facets.p99,
+            pass: results.facets.p99 <= FACETS_P99_MS,
           },
         ]),
     {
@@ -253,6 +268,7 @@ export function table(report: BenchReport): string {
         ]),
     ...Object.entries(r.byKind).map(([kind, k]) => `| &nbsp;&nbsp;mix kind \`${kind}\` alone | ${run(k)} |`),
     `| by id (${int.format(c.idPaths)} random ids) | ${run(r.byId)} |`,
+    ...(r.facets === undefined ? [] : [`| unfiltered facets, each request distinct | ${run(r.facets)} |`]),
     `| service RSS idle / peak | ${mb(r.service.idleRssBytes)} / ${mb(r.service.peakRssBytes)} |`,
     ...('memory' in r.redis
       ? [

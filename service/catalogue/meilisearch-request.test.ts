@@ -104,6 +104,7 @@ describe('index settings', () => {
       rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
       typoTolerance: { enabled: false },
       pagination: { maxTotalHits: 100_000_000 },
+      faceting: { maxValuesPerFacet: 100_000_000 },
       searchCutoffMs: 2_000,
       facetSearch: false,
       prefixSearch: 'disabled',

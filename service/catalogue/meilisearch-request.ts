@@ -35,6 +35,7 @@
 import { createHash } from 'node:crypto';
 import type { Settings } from 'meilisearch';
 import {
+  type FacetField,
   type Filters,
   fold,
   type ListQuery,
@@ -132,6 +133,9 @@ export const MEILI_SETTINGS = {
   rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
   typoTolerance: { enabled: false },
   pagination: { maxTotalHits: MAX_TOTAL_HITS },
+  // Facet counts list every value of the matches, so that the service ranks them itself: the
+  // engine's own cut (100 values by default) would drop values tied at the boundary.
+  faceting: { maxValuesPerFacet: MAX_TOTAL_HITS },
   searchCutoffMs: DEFAULT_SEARCH_TIMEOUT_MS,
   facetSearch: false,
   prefixSearch: 'disabled',
@@ -455,4 +459,86 @@ export function buildIndexUid(live: string, stamp: string): string {
 /** Prefix shared by the build indexes of a live index (left over when a build was killed). */
 export function buildIndexPrefix(live: string): string {
   return `${live}_build_`;
+}
+
+// ---- Facets (`/quotes/facets`) -----------------------------------------------------------------
+
+/**
+ * The attribute whose facet distribution counts each facet field: the same keys the equality
+ * filters compare, so a value's count is the total of the filter on it.
+ */
+export const FACET_ATTRIBUTES: Record<FacetField, string> = {
+  author: 'author_key',
+  work: 'work_key',
+  category: 'category_key',
+  genre: 'genre_keys',
+};
+
+/** The body of `POST /indexes/{uid}/search` for facet counts. */
+export interface FacetSearchRequest {
+  filter?: string;
+  facets: string[];
+  page: 1;
+  hitsPerPage: 0;
+}
+
+/** What that search answers, as far as facets go. */
+export interface FacetSearchResponse {
+  totalHits: number;
+  facetDistribution?: Record<string, Record<string, number>>;
+}
+
+/**
+ * `facets`: no hit, the exact number of matches (`totalHits`, which `page`/`hitsPerPage` give),
+ * and the distribution of every requested facet's keys over the matches. No `q`: a placeholder
+ * search matches what the filter matches.
+ */
+export function facetSearchRequest(
+  filter: string | undefined,
+  fields: readonly FacetField[],
+): FacetSearchRequest {
+  const request: FacetSearchRequest = {
+    facets: fields.map((field) => FACET_ATTRIBUTES[field]),
+    page: 1,
+    hitsPerPage: 0,
+  };
+  return filter === undefined ? request : { filter, ...request };
+}
+
+/**
+ * The folded string a {@link facetKey} encodes, or undefined for a digest key (a long value,
+ * whose folded form only a document holding it can tell).
+ */
+export function decodeFacetKey(key: string): string | undefined {
+  if (key.startsWith(DIGEST_MARK)) return undefined;
+  return key.replace(/_([0-9a-f]+)_/g, (_match, hex: string) =>
+    String.fromCodePoint(Number.parseInt(hex, 16)),
+  );
+}
+
+/**
+ * The display value of a facet key (the port's rule: the spelling of the lowest-id quote whose
+ * value folds to it): the lowest-id quote holding the key, with the field to read it from and
+ * the catalogue version that answered.
+ */
+export function displayRequest(field: FacetField, key: string): FetchRequest {
+  return {
+    filter: `${FACET_ATTRIBUTES[field]} = ${quoteFilterValue(key)}`,
+    sort: ['id:asc'],
+    offset: 0,
+    limit: 1,
+    fields: [field, 'catalogue_version'],
+  };
+}
+
+/** The display value of `key` in a quote: the field itself, or the quote's first genre holding it. */
+export function displayValue(
+  field: FacetField,
+  key: string,
+  hit: Record<string, unknown>,
+): string | undefined {
+  const value = hit[field];
+  if (field !== 'genre') return typeof value === 'string' ? value : undefined;
+  if (!Array.isArray(value)) return undefined;
+  return value.find((genre): genre is string => typeof genre === 'string' && facetKey(fold(genre)) === key);
 }

@@ -27,8 +27,14 @@ import {
 import {
   buildFilter,
   countRequest,
+  decodeFacetKey,
+  displayRequest,
+  displayValue,
+  FACET_ATTRIBUTES,
+  type FacetSearchResponse,
   type FetchRequest,
   type FetchResponse,
+  facetSearchRequest,
   filterExpression,
   getRequest,
   infoRequest,
@@ -50,15 +56,38 @@ import {
   type CatalogueInfo,
   type CatalogueLogger,
   CatalogueUnavailableError,
+  compareCodePoints,
+  type FacetField,
+  type FacetQuery,
+  type FacetResult,
   type Filters,
+  fold,
   type ListQuery,
   type ListResult,
+  MAX_FACET_LIMIT,
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
+/** A facet key and its count, as a distribution ranks them. */
+interface RankedKey {
+  key: string;
+  count: number;
+}
+
+/** One facet's keys in the port's order (the first MAX_FACET_LIMIT), and the matches' total. */
+interface RankedFacet {
+  total: number;
+  keys: RankedKey[];
+}
+
+/** Ranked facet distributions kept in memory, oldest dropped first. */
+const MAX_RANKED_FACETS = 1_000;
+
+/** Display values of facet keys kept in memory before starting afresh. */
+const MAX_FACET_DISPLAY_ENTRIES = 50_000;
 /** Reads of a two-read call (`list`, `random`) before giving up while the catalogue keeps changing. */
 const ATTEMPTS = 3;
 /**
@@ -115,6 +144,14 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #http: Index['httpRequest'];
   readonly #fetchPath: string;
   readonly #searchPath: string;
+  /** Display values of facet keys, per catalogue version (the port's rule never changes them within one). */
+  readonly #displays = new Map<string, Promise<string>>();
+  /**
+   * Facet distributions already ranked, and totals, per catalogue version and filter: a facet
+   * request asks the engine to count every value of its matches, the same work whatever the
+   * `limit` or the other facets asked beside, and the answer holds until the catalogue changes.
+   */
+  readonly #rankedFacets = new Map<string, Promise<RankedFacet>>();
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
@@ -273,6 +310,130 @@ class MeiliCatalogue implements CatalogueIndex {
       remembered = false;
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
+  }
+
+  /**
+   * One search gives the exact total and every key of every requested facet with its count
+   * (the index lists them all: `faceting.maxValuesPerFacet`); the service ranks them. Keys are
+   * folded values (decoded, or read from a document for a digest key), and the values listed get
+   * their display spelling from the lowest-id quote holding them, remembered per catalogue.
+   */
+  async facets(query: FacetQuery): Promise<FacetResult> {
+    const deadline = this.#deadline();
+    const filter = filterExpression(buildFilter(query.filters));
+    const { version } = await this.info();
+    const memo = (field: FacetField) => JSON.stringify([version, filter ?? null, field]);
+    const missing = query.facets.filter((field) => !this.#rankedFacets.has(memo(field)));
+    if (missing.length > 0) {
+      // One search for every facet not counted yet; requests arriving meanwhile share it.
+      const search = this.#search(facetSearchRequest(filter, missing), deadline);
+      for (const field of missing) {
+        const ranked: Promise<RankedFacet> = search.then(async (response) => ({
+          total: response.totalHits,
+          keys: await this.#rank(
+            field,
+            response.facetDistribution?.[FACET_ATTRIBUTES[field]] ?? {},
+            response.totalHits,
+            deadline,
+          ),
+        }));
+        // A failure is not kept: the next request asks the engine again.
+        ranked.catch(() => {
+          if (this.#rankedFacets.get(memo(field)) === ranked) this.#rankedFacets.delete(memo(field));
+        });
+        if (this.#rankedFacets.size >= MAX_RANKED_FACETS) {
+          this.#rankedFacets.delete(this.#rankedFacets.keys().next().value as string);
+        }
+        this.#rankedFacets.set(memo(field), ranked);
+      }
+    }
+    const counted = await Promise.all(
+      query.facets.map((field) => this.#rankedFacets.get(memo(field)) as Promise<RankedFacet>),
+    );
+    const facets: FacetResult['facets'] = {};
+    for (const [i, field] of query.facets.entries()) {
+      const keys = counted[i]?.keys ?? [];
+      facets[field] = await Promise.all(
+        keys.slice(0, query.limit).map(async ({ key, count }) => ({
+          value: await this.#facetDisplay(field, key, deadline),
+          count,
+        })),
+      );
+    }
+    return { total: counted[0]?.total ?? 0, facets };
+  }
+
+  /** Every key of a facet distribution with its count, in the port's order. */
+  async #rank(
+    field: FacetField,
+    distribution: Record<string, number>,
+    total: number,
+    deadline: number,
+  ): Promise<RankedKey[]> {
+    const entries = Object.entries(distribution).map(([key, count]) => ({
+      key,
+      count,
+      folded: decodeFacetKey(key),
+    }));
+    if (field !== 'genre' && entries.reduce((sum, e) => sum + e.count, 0) !== total) {
+      // One value per quote: the counts add up to the total unless the engine cut the list.
+      throw new CatalogueUnavailableError(
+        `Meilisearch index '${this.#options.index}' lists only some facet values: rebuild it with the indexer (it sets faceting.maxValuesPerFacet)`,
+      );
+    }
+    for (const entry of entries) {
+      entry.folded ??= fold(await this.#facetDisplay(field, entry.key, deadline));
+    }
+    entries.sort((a, b) => b.count - a.count || compareCodePoints(a.folded as string, b.folded as string));
+    // A request lists at most MAX_FACET_LIMIT of them: the rest need not be kept.
+    return entries.slice(0, MAX_FACET_LIMIT).map(({ key, count }) => ({ key, count }));
+  }
+
+  async #facetDisplay(field: FacetField, key: string, deadline: number): Promise<string> {
+    const { version } = await this.info();
+    const memo = `${version}\u0000${field}\u0000${key}`;
+    const known = this.#displays.get(memo);
+    if (known !== undefined) return known;
+    // Requests listing the same value meanwhile share this lookup; a failed one is not kept.
+    const forget = () => {
+      if (this.#displays.get(memo) === lookup) this.#displays.delete(memo);
+    };
+    const lookup = this.#lookUpDisplay(field, key, deadline).then(({ display, seen }) => {
+      // Read from the next catalogue already: right for this request, not the version's to keep.
+      if (seen !== version) forget();
+      return display;
+    });
+    if (this.#displays.size >= MAX_FACET_DISPLAY_ENTRIES) this.#displays.clear();
+    this.#displays.set(memo, lookup);
+    lookup.catch(forget);
+    return lookup;
+  }
+
+  async #lookUpDisplay(
+    field: FacetField,
+    key: string,
+    deadline: number,
+  ): Promise<{ display: string; seen: unknown }> {
+    const hit = (await this.#fetch(displayRequest(field, key), deadline)).results[0] as
+      | Record<string, unknown>
+      | undefined;
+    const display = hit === undefined ? undefined : displayValue(field, key, hit);
+    if (hit === undefined || display === undefined) {
+      // The facet counts came from a catalogue the lookup no longer sees: swapped in between.
+      throw new CatalogueUnavailableError('the catalogue changed while facet values were read; retry');
+    }
+    return { display, seen: hit.catalogue_version };
+  }
+
+  #search(request: object, deadline: number): Promise<FacetSearchResponse> {
+    const signal = this.#signal(deadline);
+    return this.#call(() =>
+      this.#http.post<FacetSearchResponse>({
+        path: this.#searchPath,
+        body: request,
+        extraRequestInit: { signal },
+      }),
+    );
   }
 
   async close(): Promise<void> {

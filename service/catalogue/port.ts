@@ -149,6 +149,60 @@ export interface CatalogueInfo {
   count: number;
 }
 
+/** Fields `/quotes/facets` counts values of: the text filters' fields. */
+export const FACET_FIELDS = ['author', 'work', 'category', 'genre'] as const;
+export type FacetField = (typeof FACET_FIELDS)[number];
+/** Default and largest number of values listed per facet. */
+export const DEFAULT_FACET_LIMIT = 20;
+export const MAX_FACET_LIMIT = 100;
+
+/**
+ * A facet request: for each of `facets`, the values among the quotes matching `filters`. Shaped
+ * like {@link ListQuery} (filters beside what is asked of the matches), so that whatever narrows
+ * a list narrows facets the same way.
+ */
+export interface FacetQuery {
+  filters: Filters;
+  /** Without duplicates, in {@link FACET_FIELDS} order; never empty. */
+  facets: readonly FacetField[];
+  /** Values per facet, 1..{@link MAX_FACET_LIMIT}. */
+  limit: number;
+}
+
+/**
+ * One facet value: the matching quotes whose field equals it (folded, as the filter of the same
+ * name compares; `genre`: any element does), counted exactly. `value` is the spelling of the
+ * quote with the lowest id among all the catalogue's quotes whose value folds to it (`genre`:
+ * that quote's first genre that does), whatever the filters: one spelling per folded value, the
+ * same on every backend and for every request on one catalogue.
+ */
+export interface FacetValue {
+  value: string;
+  count: number;
+}
+
+/**
+ * The answer to a {@link FacetQuery}: `total`, the exact number of matching quotes, and per
+ * requested facet at most `limit` values, by count descending, then by folded value (code point
+ * order). Nothing matching is `total === 0` with empty lists, not an error.
+ */
+export interface FacetResult {
+  total: number;
+  facets: Partial<Record<FacetField, FacetValue[]>>;
+}
+
+/**
+ * Orders facet values as {@link FacetResult} says and keeps the first `limit`: counts descending,
+ * then folded values by code point. `folded` gives each value's folded form.
+ */
+export function rankFacetValues<T extends { count: number }>(
+  values: T[],
+  folded: (value: T) => string,
+  limit: number,
+): T[] {
+  return values.sort((a, b) => b.count - a.count || compareCodePoints(folded(a), folded(b))).slice(0, limit);
+}
+
 /**
  * The catalogue index as the service reads it.
  *
@@ -178,6 +232,8 @@ export interface CatalogueIndex {
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
+  /** Facet counts of the quotes matching the query's filters (see {@link FacetResult}). */
+  facets(query: FacetQuery): Promise<FacetResult>;
   /**
    * Optional: the failure of the backend's last engine request when none succeeded since (a
    * remote engine found down, refusing or too slow), so that readiness follows it at once rather

@@ -70,7 +70,7 @@ interface WordIndex {
 }
 
 /** Rank → profiles (CSR), and prefix sums of the groups' quote counts. */
-interface Groups {
+export interface Groups {
   start: Int32Array;
   profiles: Int32Array;
   cumulative: Float64Array;
@@ -408,6 +408,23 @@ export class CatalogueColumns {
       case 'publish_date':
         return this.#ranks.publish_date[profile] as number;
     }
+  }
+
+  // What facet counts read (sqlite-facets.ts).
+
+  /** The folded values of a text key in rank order (code point order): rank → value. */
+  foldedValues(key: 'author' | 'work' | 'category' | 'genre'): readonly string[] {
+    return this.#dictionaries[key];
+  }
+
+  /** CSR: the distinct genre ranks of each profile (every genre of it, not only the first). */
+  genreSets(): { start: Int32Array; ranks: Int32Array } {
+    return { start: this.#c.genre_set_start, ranks: this.#c.genre_set };
+  }
+
+  /** Genre rank → the profiles having that genre among theirs. */
+  genreGroups(): Groups {
+    return this.#genreMembers;
   }
 
   // Internals shared with PageReader.

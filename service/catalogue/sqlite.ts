@@ -25,6 +25,8 @@ import {
   type CatalogueInfo,
   type CatalogueLogger,
   CatalogueUnavailableError,
+  type FacetQuery,
+  type FacetResult,
   FILTER_NAMES,
   type Filters,
   type JsonEnvelope,
@@ -36,6 +38,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
+import { FacetCounter } from './sqlite-facets.ts';
 import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './sqlite-json.ts';
 import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
 import {
@@ -147,6 +150,11 @@ export class SqliteCatalogue implements CatalogueIndex {
     return guard(() => snapshot.random(filters, normaliseFields(fields)));
   }
 
+  async facets(query: FacetQuery): Promise<FacetResult> {
+    const snapshot = this.#snapshot();
+    return guard(() => snapshot.facets(query));
+  }
+
   /**
    * Where the texts of the file being served are read from, once that is settled (null: no file
    * is open). For tests and operators; answers are the same either way.
@@ -254,6 +262,8 @@ class Snapshot {
   readonly #selections = new SelectionCache(SELECTION_CACHE_SIZE, SELECTION_CACHE_PROFILES);
   readonly texts: TextMemory;
   readonly #json: QuoteJson;
+  /** Made on the first facet request: display values are remembered per catalogue file. */
+  #facets: FacetCounter | undefined;
 
   static open(path: string, signature: string, strategies: Strategies, plan: TextMemoryPlan): Snapshot {
     const db = new DatabaseSync(path, { readOnly: true });
@@ -364,6 +374,14 @@ class Snapshot {
   random(filters: Filters, fields: readonly QuoteField[] | null): QuoteProjection | null {
     const ord = this.#columns.randomOrd(this.#select(filters), randomInt);
     return ord === null ? null : (this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection);
+  }
+
+  facets(query: FacetQuery): FacetResult {
+    const selection = this.#select(query.filters);
+    this.#facets ??= new FacetCounter(this.#columns);
+    const facets: FacetResult['facets'] = {};
+    for (const field of query.facets) facets[field] = this.#facets.values(selection, field, query.limit);
+    return { total: selection.total, facets };
   }
 
   /** The quotes matching a filter set, remembered per canonical filter set. */

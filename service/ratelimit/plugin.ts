@@ -83,7 +83,8 @@ export function isQuotePath(path: string): boolean {
  */
 export function isQuoteRequest(request: FastifyRequest): boolean {
   const pattern = request.routeOptions.url;
-  return isQuotePath(pattern ?? decodedPath(request.url));
+  // `*` is the catch-all OPTIONS route of CORS: the path, not the pattern, says what was asked.
+  return isQuotePath(pattern === undefined || pattern === '*' ? decodedPath(request.url) : pattern);
 }
 
 function decodedPath(url: string): string {

@@ -544,6 +544,9 @@ describe('server errors', () => {
       random: async () => {
         throw error;
       },
+      facets: async () => {
+        throw error;
+      },
       close: () => real.close(),
     };
   }
@@ -626,6 +629,7 @@ describe('/health, /ready and the docs', () => {
       '/api/v1/quotes',
       '/health',
       '/quotes',
+      '/quotes/facets',
       '/quotes/random',
       '/quotes/{id}',
       '/ready',

@@ -46,6 +46,7 @@ function objectsOnly(catalogue: CatalogueIndex): CatalogueIndex {
     list: (query) => catalogue.list(query),
     get: (id, fields) => catalogue.get(id, fields),
     random: (filters, fields) => catalogue.random(filters, fields),
+    facets: (query) => catalogue.facets(query),
     close: () => catalogue.close(),
   };
 }
