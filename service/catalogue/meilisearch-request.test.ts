@@ -43,6 +43,7 @@ import {
   reverseSort,
   SHALLOW_OFFSET,
 } from './meilisearch-request.ts';
+import { groupFilters, matchFilter } from './meilisearch-search.ts';
 import {
   compareQuotes,
   fold,
@@ -54,6 +55,7 @@ import {
   type RawFilters,
   type SortKey,
 } from './port.ts';
+import { engineToken } from './search.ts';
 
 const ALL_FIELDS = [...QUOTE_FIELDS];
 const asc = (field: SortKey['field']): SortKey => ({ field, direction: 'asc' });
@@ -76,7 +78,7 @@ describe('index settings', () => {
   it('are exactly the settings the adapter relies on', () => {
     const expected: Settings = {
       displayedAttributes: [...ALL_FIELDS, 'catalogue_version'],
-      searchableAttributes: ['author', 'work'],
+      searchableAttributes: ['q_text', 'q_meta', 'author', 'work'],
       filterableAttributes: [
         'id',
         'author_id',
@@ -87,6 +89,8 @@ describe('index settings', () => {
         'genre_keys',
         'author_prefixes',
         'work_prefixes',
+        'q_words',
+        'q_text_words',
       ],
       sortableAttributes: [
         'id',
@@ -104,8 +108,9 @@ describe('index settings', () => {
       pagination: { maxTotalHits: 100_000_000 },
       searchCutoffMs: 2_000,
       facetSearch: false,
-      prefixSearch: 'disabled',
-      proximityPrecision: 'byAttribute',
+      prefixSearch: 'indexingTime',
+      proximityPrecision: 'byWord',
+      localizedAttributes: [{ attributePatterns: ['q_text', 'q_meta'], locales: ['eng'] }],
     };
     expect(MEILI_SETTINGS).toEqual(expected);
   });
@@ -136,7 +141,13 @@ describe('index settings', () => {
       ),
       ...buildFilter(normaliseFilters({ work_id: ['2'], work_like: ['w'], category: ['c'], genre: ['g'] })),
     ];
-    const filtered = new Set(filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN)/g)].map((m) => m[1])));
+    filters.push(
+      matchFilter({ filters: { q: ['a', 'b'] } }),
+      groupFilters({ filters: { q: ['a', 'b'] } }).rest,
+    );
+    const filtered = new Set(
+      filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN|STARTS WITH)/g)].map((m) => m[1])),
+    );
     // Plus id, which only a replica of an earlier release filters on.
     expect(['id', ...filtered].sort()).toEqual([...MEILI_SETTINGS.filterableAttributes].sort());
     const sorted = new Set(
@@ -256,6 +267,17 @@ describe('documents', () => {
       category_sort: 'poetry',
       genre_keys: ['resistance', 'lyric'],
       genre_sort: 'resistance',
+      // The contract's words in order, as tokens of letters (search.ts); the keys de-duplicated.
+      q_text: 'sur mes cahiers d ecolier sur mon pupitre et les arbres j ecris ton nom'
+        .split(' ')
+        .map(engineToken)
+        .join(' '),
+      q_meta: 'paul eluard poesie et verite 1942'.split(' ').map(engineToken).join(' '),
+      q_words: [
+        ...'sur mes cahiers d ecolier mon pupitre et les arbres j ecris ton nom'.split(' '),
+        ...'paul eluard poesie verite 1942'.split(' '),
+      ],
+      q_text_words: 'sur mes cahiers d ecolier mon pupitre et les arbres j ecris ton nom'.split(' '),
     });
   });
 

@@ -45,7 +45,9 @@ import {
   type SortField,
   type SortKey,
   wordSet,
+  words,
 } from './port.ts';
+import { engineToken, searchKey } from './search.ts';
 
 /**
  * Upper bound of `pagination.maxTotalHits`, and so of the catalogue size: exact totals
@@ -80,7 +82,23 @@ export interface MeiliQuoteDocument extends Quote {
   genre_keys: string[];
   /** Folded first genre: `genre` sorts by the first genre of the list. */
   genre_sort: string;
+  /** Full-text search (search.ts): the words of the quote's text, in order, as engine tokens. */
+  q_text: string;
+  /** The words of the author's name, then of the work's title, as engine tokens. */
+  q_meta: string;
+  /** {@link searchKey} of every distinct word of text, author and work: what `q` filters match. */
+  q_words: string[];
+  /** {@link searchKey} of every distinct word of the text alone: the first relevance groups. */
+  q_text_words: string[];
 }
+
+/** The attributes `q` ranks by: the quote's words, then its author's and work's. */
+export const SEARCH_ATTRIBUTES = ['q_text', 'q_meta'] as const;
+/**
+ * The one locale of the search attributes and queries: the tokens are ASCII letters, which any
+ * Latin-script locale keeps whole; a detected language could bring a segmenter that splits them.
+ */
+export const SEARCH_LOCALE = 'eng';
 
 /** Attributes searches may return: the Quote fields and the version marker, never the keys. */
 const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
@@ -95,12 +113,18 @@ const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
  *   search returns; the cut-off protects the engine from other holders of a search key.
  * - Typo tolerance, prefix search and facet search are off: the service matches only through
  *   filters, so they would cost indexing time and could only blur exact semantics.
- * - `searchableAttributes` is kept small for the same reason (full-text search is not part of
- *   the contract); author and work keep the dashboard's search box useful.
+ * - `searchableAttributes` is kept small for the same reason; author and work keep the
+ *   dashboard's search box useful.
+ * - Full-text search (`q`, search.ts, meilisearch-search.ts) matches through the `q_words` and
+ *   `q_text_words` filters, exactly, and asks the engine's own search only to rank: over
+ *   `q_text` and `q_meta`, the contract's words as tokens of letters that the tokenizer keeps
+ *   whole (pinned to one locale, so that no language's segmenter splits them). Ranking needs
+ *   word positions (`proximityPrecision: byWord`) and the last word read as a prefix (prefix
+ *   search at indexing time).
  */
 export const MEILI_SETTINGS = {
   displayedAttributes: DISPLAYED_ATTRIBUTES,
-  searchableAttributes: ['author', 'work'],
+  searchableAttributes: ['q_text', 'q_meta', 'author', 'work'],
   filterableAttributes: [
     // Only a replica of an earlier release filters on id (it got quotes by id through a search):
     // kept so that such a replica still serves during a rolling update.
@@ -113,6 +137,8 @@ export const MEILI_SETTINGS = {
     'genre_keys',
     'author_prefixes',
     'work_prefixes',
+    'q_words',
+    'q_text_words',
   ],
   sortableAttributes: [
     'id',
@@ -130,8 +156,9 @@ export const MEILI_SETTINGS = {
   pagination: { maxTotalHits: MAX_TOTAL_HITS },
   searchCutoffMs: DEFAULT_SEARCH_TIMEOUT_MS,
   facetSearch: false,
-  prefixSearch: 'disabled',
-  proximityPrecision: 'byAttribute',
+  prefixSearch: 'indexingTime',
+  proximityPrecision: 'byWord',
+  localizedAttributes: [{ attributePatterns: [...SEARCH_ATTRIBUTES], locales: [SEARCH_LOCALE] }],
 } as const satisfies Settings;
 
 /** The sortable attribute behind each sort key of the contract. */
@@ -205,7 +232,22 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
     }
     return keys;
   };
+  const metaOf = (quote: Quote): { tokens: string; keys: string[] } => {
+    const key = `${quote.author}\u0000${quote.work}`;
+    let meta = metaMemo.get(key);
+    if (meta === undefined) {
+      const own = [...words(quote.author), ...words(quote.work)];
+      meta = { tokens: own.map(engineToken).join(' '), keys: [...new Set(own)].map(searchKey) };
+      if (metaMemo.size >= MAX_MEMO_ENTRIES) metaMemo.clear();
+      metaMemo.set(key, meta);
+    }
+    return meta;
+  };
+  const metaMemo = new Map<string, { tokens: string; keys: string[] }>();
   return (quote) => {
+    const text = words(quote.quote);
+    const textKeys = [...new Set(text)].map(searchKey);
+    const meta = metaOf(quote);
     const author = keysOf(quote.author, true);
     const work = keysOf(quote.work, true);
     const category = keysOf(quote.category, false);
@@ -233,6 +275,10 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       category_sort: category.sort,
       genre_keys: [...new Set(genres.map((g) => g.key))],
       genre_sort: genres[0]?.sort ?? '',
+      q_text: text.map(engineToken).join(' '),
+      q_meta: meta.tokens,
+      q_words: [...new Set([...textKeys, ...meta.keys])],
+      q_text_words: textKeys,
     };
   };
 }

@@ -39,6 +39,16 @@ import {
   SHALLOW_OFFSET,
 } from './meilisearch-request.ts';
 import {
+  cutShort,
+  rankedSearches,
+  restSearch,
+  type SearchRequest,
+  type SearchResponse,
+  searchCount,
+  searchPick,
+  sortedSearch,
+} from './meilisearch-search.ts';
+import {
   type CatalogueIndex,
   type CatalogueInfo,
   type CatalogueLogger,
@@ -96,6 +106,7 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #options: MeiliCatalogueOptions;
   readonly #http: Index['httpRequest'];
   readonly #fetchPath: string;
+  readonly #searchPath: string;
   #info: { value: CatalogueInfo; at: number } | undefined;
   #pendingInfo: Promise<CatalogueInfo> | undefined;
   #deepReads = 0;
@@ -116,6 +127,7 @@ class MeiliCatalogue implements CatalogueIndex {
     });
     this.#http = client.index(options.index).httpRequest;
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
+    this.#searchPath = `indexes/${encodeURIComponent(options.index)}/search`;
   }
 
   recentFailure(): CatalogueUnavailableError | undefined {
@@ -163,6 +175,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async list(query: ListQuery): Promise<ListResult> {
+    if (query.filters.q !== undefined) return this.#searchList(query);
     const deadline = this.#deadline();
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
     if ((query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET)) {
@@ -216,6 +229,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+    if (filters.q !== undefined) return this.#searchRandom(filters, fields);
     const deadline = this.#deadline();
     const filter = filterExpression(buildFilter(filters));
     let total = (await this.#fetch(countRequest(filter), deadline)).total;
@@ -228,6 +242,78 @@ class MeiliCatalogue implements CatalogueIndex {
       total = response.total;
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
+  }
+
+  /** `list` with `q` (meilisearch-search.ts): one search, or two in one request and perhaps a third. */
+  async #searchList(query: ListQuery): Promise<ListResult> {
+    const deadline = this.#deadline();
+    const toItems = (response: SearchResponse) => {
+      if (cutShort(response)) throw cutShortError();
+      return response.hits.map((hit) => projectHit(hit, query.fields));
+    };
+    if (query.ranked !== true) {
+      const response = await this.#search(sortedSearch(query), deadline);
+      return { items: toItems(response), total: exactTotal(response) };
+    }
+    const offset = (query.page - 1) * query.limit;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const { text, restCount } = rankedSearches(query);
+      const [first, rest] = await this.#multiSearch([text, restCount], deadline);
+      if (first === undefined || rest === undefined) throw new Error('a multi-search lost a result');
+      const inText = exactTotal(first);
+      const others = exactTotal(rest);
+      const items = toItems(first);
+      const end = Math.min(offset + query.limit, inText + others);
+      if (offset + items.length >= end) return { items, total: inText + others };
+      const from = Math.max(0, offset - inText);
+      const more = await this.#search(restSearch(query, from, end - offset - items.length), deadline);
+      // The same number of matches, or the catalogue was replaced between the two reads.
+      if (more.estimatedTotalHits === others) {
+        return { items: [...items, ...toItems(more)], total: inText + others };
+      }
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while a page was read');
+  }
+
+  /** `random` with `q`: the number of matches, then the one at a uniform offset. */
+  async #searchRandom(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null> {
+    const deadline = this.#deadline();
+    let total = exactTotal(await this.#search(searchCount({ filters }), deadline));
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (total === 0) return null;
+      const response = await this.#search(searchPick({ filters }, randomInt(total), fields), deadline);
+      const hit = response.hits[0];
+      if (hit !== undefined && response.estimatedTotalHits === total) return projectHit(hit, fields);
+      total = response.estimatedTotalHits ?? 0;
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
+  }
+
+  #search(request: SearchRequest, deadline: number): Promise<SearchResponse> {
+    const signal = this.#signal(deadline);
+    return this.#call(() =>
+      this.#http.post<SearchResponse>({
+        path: this.#searchPath,
+        body: request,
+        extraRequestInit: { signal },
+      }),
+    );
+  }
+
+  async #multiSearch(requests: SearchRequest[], deadline: number): Promise<SearchResponse[]> {
+    const signal = this.#signal(deadline);
+    const queries = requests.map((request) => ({ indexUid: this.#options.index, ...request }));
+    const answer = await this.#call(() =>
+      this.#http.post<{ results: SearchResponse[] }>({
+        path: 'multi-search',
+        body: { queries },
+        extraRequestInit: { signal },
+      }),
+    );
+    return answer.results;
   }
 
   async close(): Promise<void> {
@@ -300,6 +386,20 @@ class MeiliCatalogue implements CatalogueIndex {
       throw portError;
     }
   }
+}
+
+/** The exact number of matches of a search read by page (see meilisearch-search.ts). */
+function exactTotal(response: SearchResponse): number {
+  const total = response.totalHits ?? response.estimatedTotalHits;
+  if (total === undefined) throw new Error('a Meilisearch search answered without a number of hits');
+  return total;
+}
+
+/** A page the engine's time budget left partly unranked: not served (search.ts, exactness). */
+function cutShortError(): CatalogueUnavailableError {
+  return new CatalogueUnavailableError('Meilisearch cut the search short (searchCutoffMs)', {
+    retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
+  });
 }
 
 /**

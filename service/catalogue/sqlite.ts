@@ -51,6 +51,7 @@ import {
   TEXT_DICTIONARIES,
   type TextDictionary,
 } from './sqlite-schema.ts';
+import { SqliteSearch } from './sqlite-search.ts';
 import { TextMemory, type TextMemoryState } from './sqlite-texts.ts';
 
 export interface SqliteCatalogueOptions {
@@ -254,6 +255,7 @@ class Snapshot {
   readonly #selections = new SelectionCache(SELECTION_CACHE_SIZE, SELECTION_CACHE_PROFILES);
   readonly texts: TextMemory;
   readonly #json: QuoteJson;
+  readonly #search: SqliteSearch;
 
   static open(path: string, signature: string, strategies: Strategies, plan: TextMemoryPlan): Snapshot {
     const db = new DatabaseSync(path, { readOnly: true });
@@ -298,6 +300,7 @@ class Snapshot {
     // Prepare a statement now: a file that cannot serve it is refused before the switch.
     this.#texts(QUOTE_FIELDS.filter((f) => TEXT_FIELDS.has(f)));
     this.#json = new QuoteJson(this.#columns);
+    this.#search = new SqliteSearch(db, this.#columns);
     this.texts = new TextMemory({
       db,
       ids: this.#columns.ids,
@@ -334,6 +337,12 @@ class Snapshot {
     const sort = normaliseSort(query.sort);
     if (sort.at(-1)?.field !== 'id') sort.push({ field: 'id', direction: 'asc' });
     const offset = (query.page - 1) * query.limit;
+    const q = query.filters.q;
+    if (q !== undefined) {
+      return query.ranked === true
+        ? this.#search.rankedPage(q, selection, offset, query.limit)
+        : this.#search.page(q, selection, sort, offset, query.limit, this.#strategies);
+    }
     return {
       ords: this.#columns.page(selection, sort, offset, query.limit, this.#strategies),
       total: selection.total,
@@ -362,11 +371,18 @@ class Snapshot {
   }
 
   random(filters: Filters, fields: readonly QuoteField[] | null): QuoteProjection | null {
-    const ord = this.#columns.randomOrd(this.#select(filters), randomInt);
+    const ord = this.#randomOrd(filters);
     return ord === null ? null : (this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection);
   }
 
-  /** The quotes matching a filter set, remembered per canonical filter set. */
+  #randomOrd(filters: Filters): number | null {
+    const selection = this.#select(filters);
+    if (filters.q === undefined) return this.#columns.randomOrd(selection, randomInt);
+    const matches = this.#search.matches(filters.q, selection);
+    return matches.length === 0 ? null : (matches[randomInt(matches.length)] as number);
+  }
+
+  /** The quotes matching a filter set (all but `q`), remembered per canonical filter set. */
   #select(filters: Filters): Selection {
     if (!FILTER_NAMES.some((name) => (filters[name]?.length ?? 0) > 0)) {
       return { profiles: null, total: this.count };
