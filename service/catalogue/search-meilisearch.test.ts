@@ -5,16 +5,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { keySpecs } from '../../deploy/meili-keys.ts';
 import { announceSkip, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
 import { openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder } from './meilisearch-builder.ts';
-import type { CatalogueIndex } from './port.ts';
-import { describeSearch } from './search.suite.ts';
+import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from './port.ts';
+import { describeSearch, relevanceQuotes } from './search.suite.ts';
 
 const SUITE = 'full-text search';
 const source = await meiliEngineSource(inject('containerRuntime'));
+
+/** An index built with `searchCutoffMs` (default: the builder's), under the suite's keys. */
+type Load = (quotes: Quote[], searchCutoffMs?: number) => Promise<CatalogueIndex>;
+let loadWith: Load | undefined;
 
 describeSearch(
   'meilisearch',
@@ -39,32 +43,35 @@ describeSearch(
     });
     const opened: CatalogueIndex[] = [];
     let builds = 0;
+    const load: Load = async (quotes, searchCutoffMs) => {
+      // An index per catalogue: each reader keeps serving the one it opened.
+      const live = `${prefix}_${++builds}`;
+      const builder = await createMeiliBuilder({
+        host: engine.host,
+        apiKey: indexerKey.key,
+        index: live,
+        taskTimeoutMs: 120_000,
+        ...(searchCutoffMs === undefined ? {} : { searchCutoffMs }),
+      });
+      try {
+        await builder.add(quotes);
+        await builder.commit();
+      } catch (error) {
+        await builder.abort();
+        throw error;
+      }
+      const index = openMeiliCatalogue({
+        host: engine.host,
+        apiKey: searchKey.key,
+        index: live,
+        timeoutMs: 10_000,
+      });
+      opened.push(index);
+      return index;
+    };
+    loadWith = load;
     return {
-      async load(quotes) {
-        // An index per catalogue: each reader keeps serving the one it opened.
-        const live = `${prefix}_${++builds}`;
-        const builder = await createMeiliBuilder({
-          host: engine.host,
-          apiKey: indexerKey.key,
-          index: live,
-          taskTimeoutMs: 120_000,
-        });
-        try {
-          await builder.add(quotes);
-          await builder.commit();
-        } catch (error) {
-          await builder.abort();
-          throw error;
-        }
-        const index = openMeiliCatalogue({
-          host: engine.host,
-          apiKey: searchKey.key,
-          index: live,
-          timeoutMs: 10_000,
-        });
-        opened.push(index);
-        return index;
-      },
+      load: (quotes) => load(quotes),
       async teardown() {
         for (const index of opened) await index.close();
         try {
@@ -81,4 +88,30 @@ describeSearch(
     };
   },
   'skip' in source ? { skip: announceSkip(SUITE, source.skip) } : {},
+  (it) => {
+    it('refuses (503) a page the engine left unranked when its time budget ran out', async () => {
+      // A budget of 0 ms: every ranking is cut short at once, as a slow search would be.
+      const index = await (loadWith as Load)(relevanceQuotes(), 0);
+      const ranked: ListQuery = {
+        filters: { q: ['quiet', 'garden'] },
+        sort: [],
+        page: 1,
+        limit: 5,
+        fields: ['id'],
+        ranked: true,
+      };
+      await expect(index.list(ranked)).rejects.toThrow(CatalogueUnavailableError);
+      await expect(index.list(ranked)).rejects.toThrow(/cut the search short/);
+      const sorted: ListQuery = {
+        ...ranked,
+        ranked: undefined,
+        sort: [{ field: 'quote_length', direction: 'desc' }],
+      };
+      await expect(index.list(sorted)).rejects.toThrow(/cut the search short/);
+      // Nothing to rank: the matches in the engine's own order, exact, and random picks.
+      const unranked = await index.list({ ...ranked, filters: { q: ['garden'] } });
+      expect(unranked.total).toBe(6);
+      expect(await index.random({ q: ['quiet', 'garden'] }, ['id'])).not.toBeNull();
+    }, 60_000);
+  },
 );

@@ -231,6 +231,8 @@ export function describeSearch(
   backend: string,
   harness: () => Promise<CatalogueHarness> | CatalogueHarness,
   options: { skip?: string; phraseFirst?: boolean } = {},
+  /** Tests of this backend alone, registered inside the suite (after its harness is up). */
+  more?: (test: typeof it) => void,
 ): void {
   if (options.skip !== undefined) {
     console.warn(`${SKIP_TAG} full-text search on ${backend}: ${options.skip}`);
@@ -332,6 +334,7 @@ export function describeSearch(
       });
     };
 
+    more?.(it);
     differential('bundled', bundledQuotes);
     differential('generated', () => generatedQuotes(1_500));
 
