@@ -3,7 +3,8 @@
  * path's targets with pass/fail, and the markdown table kept in loadtest/RESULTS.md.
  */
 import type { LoadResult } from './load.ts';
-import type { BenchConfig, Machine, TargetResult } from './report.ts';
+import { type BenchConfig, type Machine, searchRows, type TargetResult } from './report.ts';
+import type { SearchResults } from './search.ts';
 
 export interface MeiliResults {
   engine: {
@@ -31,6 +32,8 @@ export interface MeiliResults {
   pages: Record<string, LoadResult & { path: string }>;
   random: LoadResult;
   pastTheEnd: LoadResult & { path: string };
+  /** Full-text search (`q`) through the service, and its engine requests replayed. */
+  search?: SearchResults;
   /** 50 deep and past-the-end pages at once, every sort key in both orders. */
   burst: LoadResult;
 }
@@ -180,6 +183,7 @@ export function meiliTable(report: MeiliReport): string {
     '| measure | result |',
     '| --- | --- |',
     ...rows.map(([k, v]) => `| ${k} | ${v} |`),
+    ...searchRows(r.search, c.connections),
     '',
     '| target | rule | value | verdict |',
     '| --- | --- | --- | --- |',

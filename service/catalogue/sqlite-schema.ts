@@ -46,7 +46,7 @@ import type { SortField } from './port.ts';
  * rowids are read back, and the words' positions serve the phrase queries of relevance.
  */
 export const SEARCH_TABLE = 'search';
-const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(text, meta, content='', tokenize='ascii');`;
+const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(text, meta, content='', tokenize='ascii', prefix='4 6');`;
 
 /** Bumped when the file layout changes; readers refuse other formats. */
 export const SCHEMA_FORMAT = '4';
