@@ -15,10 +15,8 @@ const SAMPLE_QUOTES = 20_000;
 
 /** The words of the first quotes of an NDJSON catalogue, one list per quote. */
 async function sampleTexts(file: string): Promise<string[][]> {
-  const lines = createInterface({
-    input: createReadStream(file, 'utf8'),
-    crlfDelay: Number.POSITIVE_INFINITY,
-  });
+  const input = createReadStream(file, 'utf8');
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   const texts: string[][] = [];
   for await (const line of lines) {
     if (line.trim() === '') continue;
@@ -27,6 +25,8 @@ async function sampleTexts(file: string): Promise<string[][]> {
     if (texts.length >= SAMPLE_QUOTES) break;
   }
   lines.close();
+  // Stopping early leaves the file open: close it now, not at garbage collection.
+  input.destroy();
   return texts;
 }
 
