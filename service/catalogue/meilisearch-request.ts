@@ -108,11 +108,12 @@ const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
  *
  * - `searchCutoffMs` at the service's timeout (the builder writes `MEILI_TIMEOUT_MS` there; this
  *   is the default): a search nobody waits for any more stops, rather than keeping the engine
- *   busy (an abandoned search once ran for over a minute). The service itself never searches
- *   (it reads through the documents routes), so it never sees the partial results a cut-off
- *   search returns; the cut-off protects the engine from other holders of a search key.
- * - Typo tolerance, prefix search and facet search are off: the service matches only through
- *   filters, so they would cost indexing time and could only blur exact semantics.
+ *   busy (an abandoned search once ran for over a minute). Listings without `q` read through the
+ *   documents routes and never meet it; a search with `q` that it cuts short is refused
+ *   (meilisearch-search.ts), never served partly unranked.
+ * - Typo tolerance and facet search are off: the service matches only through filters, so they
+ *   would cost indexing time and could only blur exact semantics. Prefix search is on for the
+ *   ranking of `q` alone (below).
  * - `searchableAttributes` is kept small for the same reason; author and work keep the
  *   dashboard's search box useful.
  * - Full-text search (`q`, search.ts, meilisearch-search.ts) matches through the `q_words` and

@@ -1,8 +1,9 @@
 /**
- * The Meilisearch adapter of the catalogue port, read side. Every call is one or two reads of
- * the live index through the documents routes (`POST /documents/fetch`, `GET /documents/{id}`),
- * the engine's cheapest exact answer to a listing without full-text search; the requests
- * themselves are built by `meilisearch-request.ts`. The service's key holds `search` and
+ * The Meilisearch adapter of the catalogue port, read side. Every call without `q` is one or two
+ * reads of the live index through the documents routes (`POST /documents/fetch`, `GET
+ * /documents/{id}`), the engine's cheapest exact answer to a listing without full-text search;
+ * the requests themselves are built by `meilisearch-request.ts`. A call with `q` searches
+ * (`/search`, `/multi-search`; meilisearch-search.ts). The service's key holds `search` and
  * `documents.get` on the live index, nothing that writes.
  *
  * Availability: the client's per-request timeout bounds every call (and aborts its request),

@@ -324,9 +324,20 @@ export class CatalogueColumns {
     const out = new Int32Array(ids.length);
     let ord = 0;
     let found = 0;
+    // Few ids (a rare word): a binary search each, from the last one found, instead of a walk.
+    const search = ids.length * Math.log2(all.length + 1) < all.length;
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as number;
-      while (ord < all.length && (all[ord] as number) < id) ord++;
+      if (search) {
+        let hi = all.length;
+        while (ord < hi) {
+          const mid = (ord + hi) >>> 1;
+          if ((all[mid] as number) < id) ord = mid + 1;
+          else hi = mid;
+        }
+      } else {
+        while (ord < all.length && (all[ord] as number) < id) ord++;
+      }
       if (ord < all.length && all[ord] === id) out[found++] = ord;
     }
     return out.subarray(0, found);
