@@ -295,24 +295,28 @@ class MeiliCatalogue implements CatalogueIndex {
 
   #search(request: SearchRequest, deadline: number): Promise<SearchResponse> {
     const signal = this.#signal(deadline);
-    return this.#call(() =>
-      this.#http.post<SearchResponse>({
-        path: this.#searchPath,
-        body: request,
-        extraRequestInit: { signal },
-      }),
+    return withSearchFields(
+      this.#call(() =>
+        this.#http.post<SearchResponse>({
+          path: this.#searchPath,
+          body: request,
+          extraRequestInit: { signal },
+        }),
+      ),
     );
   }
 
   async #multiSearch(requests: SearchRequest[], deadline: number): Promise<SearchResponse[]> {
     const signal = this.#signal(deadline);
     const queries = requests.map((request) => ({ indexUid: this.#options.index, ...request }));
-    const answer = await this.#call(() =>
-      this.#http.post<{ results: SearchResponse[] }>({
-        path: 'multi-search',
-        body: { queries },
-        extraRequestInit: { signal },
-      }),
+    const answer = await withSearchFields(
+      this.#call(() =>
+        this.#http.post<{ results: SearchResponse[] }>({
+          path: 'multi-search',
+          body: { queries },
+          extraRequestInit: { signal },
+        }),
+      ),
     );
     return answer.results;
   }
@@ -386,6 +390,27 @@ class MeiliCatalogue implements CatalogueIndex {
       }
       throw portError;
     }
+  }
+}
+
+/**
+ * Codes the engine answers when the index lacks the search fields (`q_words`, `q_text`…): an
+ * index built by a release before `q`, which still serves every other request. Not a bug of the
+ * request, and cured by the indexer: 503, saying so.
+ */
+const NO_SEARCH_FIELDS = new Set(['invalid_search_filter', 'invalid_search_attributes_to_search_on']);
+
+async function withSearchFields<T>(search: Promise<T>): Promise<T> {
+  try {
+    return await search;
+  } catch (error) {
+    if (error instanceof MeilisearchApiError && NO_SEARCH_FIELDS.has(error.cause?.code ?? '')) {
+      throw new CatalogueUnavailableError(
+        'the Meilisearch index has no full-text search fields (built by an earlier release): run the indexer',
+        { cause: error },
+      );
+    }
+    throw error;
   }
 }
 

@@ -19,6 +19,8 @@ const source = await meiliEngineSource(inject('containerRuntime'));
 /** An index built with `searchCutoffMs` (default: the builder's), under the suite's keys. */
 type Load = (quotes: Quote[], searchCutoffMs?: number) => Promise<CatalogueIndex>;
 let loadWith: Load | undefined;
+let engineAdmin: Meilisearch | undefined;
+let lastUid = '';
 
 describeSearch(
   'meilisearch',
@@ -26,6 +28,7 @@ describeSearch(
     if ('skip' in source) throw new Error(source.skip);
     const engine = await source.start(SUITE);
     const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
+    engineAdmin = admin;
     const prefix = `search_${randomBytes(4).toString('hex')}`;
     const [indexerSpec, serviceSpec] = keySpecs(prefix);
     if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
@@ -46,6 +49,7 @@ describeSearch(
     const load: Load = async (quotes, searchCutoffMs) => {
       // An index per catalogue: each reader keeps serving the one it opened.
       const live = `${prefix}_${++builds}`;
+      lastUid = live;
       const builder = await createMeiliBuilder({
         host: engine.host,
         apiKey: indexerKey.key,
@@ -112,6 +116,40 @@ describeSearch(
       const unranked = await index.list({ ...ranked, filters: { q: ['garden'] } });
       expect(unranked.total).toBe(6);
       expect(await index.random({ q: ['quiet', 'garden'] }, ['id'])).not.toBeNull();
+    }, 60_000);
+
+    it('answers 503 naming the indexer for an index built without the search fields', async () => {
+      const index = await (loadWith as Load)(relevanceQuotes());
+      const admin = engineAdmin as Meilisearch;
+      // Make the index just built look like one of the release before q.
+      const uid = lastUid;
+      const settings = await admin.index(uid).getSettings();
+      await admin
+        .index(uid)
+        .updateSettings({
+          filterableAttributes: (settings.filterableAttributes as string[]).filter(
+            (a) => !a.startsWith('q_'),
+          ),
+          searchableAttributes: ['author', 'work'],
+        })
+        .waitTask({ timeout: 60_000 });
+      const query: ListQuery = {
+        filters: { q: ['quiet', 'garden'] },
+        sort: [],
+        page: 1,
+        limit: 5,
+        fields: ['id'],
+      };
+      for (const call of [
+        () => index.list({ ...query, ranked: true }),
+        () => index.list(query),
+        () => index.random(query.filters, ['id']),
+      ]) {
+        await expect(call()).rejects.toThrow(CatalogueUnavailableError);
+        await expect(call()).rejects.toThrow(/run the indexer/);
+      }
+      // Everything without q still serves.
+      expect((await index.list({ ...query, filters: {} })).total).toBe(7);
     }, 60_000);
   },
 );
