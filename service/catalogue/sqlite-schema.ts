@@ -50,6 +50,11 @@ const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(tex
 
 /** Bumped when the file layout changes; readers refuse other formats. */
 export const SCHEMA_FORMAT = '4';
+/**
+ * The format before the search table: read as well, so that a service upgraded before its file
+ * is rebuilt keeps serving everything but `q` (which answers 503 until the indexer runs).
+ */
+export const FORMAT_WITHOUT_SEARCH = '3';
 
 export const CREATE_TABLES = `
 CREATE TABLE texts (id INTEGER PRIMARY KEY, source TEXT NOT NULL, quote TEXT NOT NULL);

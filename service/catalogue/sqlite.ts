@@ -47,6 +47,7 @@ import {
   META_ENDIANNESS,
   META_FORMAT,
   META_VERSION,
+  FORMAT_WITHOUT_SEARCH,
   SCHEMA_FORMAT,
   TEXT_DICTIONARIES,
   type TextDictionary,
@@ -255,7 +256,8 @@ class Snapshot {
   readonly #selections = new SelectionCache(SELECTION_CACHE_SIZE, SELECTION_CACHE_PROFILES);
   readonly texts: TextMemory;
   readonly #json: QuoteJson;
-  readonly #search: SqliteSearch;
+  /** Null for a file of {@link FORMAT_WITHOUT_SEARCH}: `q` answers 503 until it is rebuilt. */
+  readonly #searchIndex: SqliteSearch | null;
 
   static open(path: string, signature: string, strategies: Strategies, plan: TextMemoryPlan): Snapshot {
     const db = new DatabaseSync(path, { readOnly: true });
@@ -277,7 +279,7 @@ class Snapshot {
       meta.set(String(row.key), String(row.value));
     }
     const format = meta.get(META_FORMAT);
-    if (format !== SCHEMA_FORMAT) {
+    if (format !== SCHEMA_FORMAT && format !== FORMAT_WITHOUT_SEARCH) {
       throw new Error(`file format ${format ?? 'unknown'} is not the supported format ${SCHEMA_FORMAT}`);
     }
     if (meta.get(META_ENDIANNESS) !== endianness()) {
@@ -300,7 +302,7 @@ class Snapshot {
     // Prepare a statement now: a file that cannot serve it is refused before the switch.
     this.#texts(QUOTE_FIELDS.filter((f) => TEXT_FIELDS.has(f)));
     this.#json = new QuoteJson(this.#columns);
-    this.#search = new SqliteSearch(db, this.#columns);
+    this.#searchIndex = format === SCHEMA_FORMAT ? new SqliteSearch(db, this.#columns) : null;
     this.texts = new TextMemory({
       db,
       ids: this.#columns.ids,
@@ -373,6 +375,15 @@ class Snapshot {
   random(filters: Filters, fields: readonly QuoteField[] | null): QuoteProjection | null {
     const ord = this.#randomOrd(filters);
     return ord === null ? null : (this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection);
+  }
+
+  get #search(): SqliteSearch {
+    if (this.#searchIndex === null) {
+      throw new CatalogueUnavailableError(
+        'the catalogue file was built before full-text search: run the indexer to search it',
+      );
+    }
+    return this.#searchIndex;
   }
 
   #randomOrd(filters: Filters): number | null {
