@@ -51,6 +51,7 @@ import {
   table,
 } from './bench/report.ts';
 import { idPaths, mixPaths, sampleVocabulary } from './bench/sample.ts';
+import { type SearchResults, searchPaths } from './bench/search.ts';
 import { MIX_KINDS, type MixKind, seededRandom } from './lib/mix.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -256,6 +257,11 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       amount: facets.length,
     });
     log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
+    const search = await measureSearch(catalogue.file, random, options, {
+      baseUrl: service.url,
+      headers: auth,
+    });
+    log(memoryLine(service.child.pid, 'full-text search'));
     const peakRssBytes = memory.peak() ?? null;
     memory.stop();
 
@@ -322,6 +328,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       byKind,
       byId: idRun,
       facets: facetRun,
+      search,
       service: { idleRssBytes, peakRssBytes },
       redis,
     };
@@ -343,6 +350,44 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       failures: failures(results),
     };
   });
+}
+
+/**
+ * Full-text search, distinct and uncached: 1 to 3 words at 10 connections (latency), then other
+ * searches at the run's connections (throughput beside the mix). With `record`, the engine
+ * requests behind the 10-connection searches are replayed straight at the engine too.
+ */
+async function measureSearch(
+  file: string,
+  random: () => number,
+  options: BenchOptions,
+  target: { baseUrl: string; headers: Record<string, string> },
+  replay?: (paths: string[]) => Promise<{ replay: LoadResult; requestsPerAnswer: number }>,
+): Promise<SearchResults> {
+  // More paths than a run can use: a path asked twice would come from the answer cache.
+  const perRun = options.quick ? 2_000 : 40_000;
+  const paths = await searchPaths(file, random, perRun * 2);
+  const first = paths.slice(0, Math.ceil(paths.length / 2));
+  const second = paths.slice(first.length);
+  const duration = Math.max(1, Math.round(options.duration / 2));
+  const at10 = await measure({ ...target, paths: first, connections: 10, duration, warmup: 0 });
+  log(summary(`q, 1 to 3 words, 10 connections (${first.length} paths)`, at10));
+  const atConnections = await measure({
+    ...target,
+    paths: second,
+    connections: options.connections,
+    duration,
+    warmup: 0,
+  });
+  log(summary(`q, 1 to 3 words, ${options.connections} connections (${second.length} paths)`, atConnections));
+  for (const [name, run, count] of [
+    ['10', at10, first.length],
+    [String(options.connections), atConnections, second.length],
+  ] as const) {
+    if (run.requests > count) log(`warning: the q run at ${name} connections cycled: answers were cached`);
+  }
+  const replayed = replay === undefined ? {} : await replay(first);
+  return { paths: paths.length, at10, atConnections, ...replayed };
 }
 
 /**
@@ -541,6 +586,46 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       amount: facets.length,
     });
     log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
+    const search = await measureSearch(
+      catalogue.file,
+      random,
+      options,
+      { baseUrl: service.url, headers: auth },
+      async (paths) => {
+        // The engine requests behind the searches, recorded by a second service through a proxy
+        // on its own copies of the paths (the searches measured are not answered from a cache).
+        const searchRecorder = await startRecorder(engine.url);
+        const recordingSearch = await startService(
+          'service (recording q)',
+          join(work, 'unused.db'),
+          meiliEnv(searchRecorder.url),
+        );
+        const answered = await measure({
+          baseUrl: recordingSearch.url,
+          paths,
+          headers: auth,
+          connections: 8,
+          duration: 0,
+          amount: paths.length,
+        });
+        await recordingSearch.child.stop();
+        await searchRecorder.close();
+        const engineRequests = [...searchRecorder.requests];
+        const replayed = await measure({
+          baseUrl: engine.url,
+          paths: engineRequests,
+          connections: 10,
+          duration: Math.max(1, Math.round(options.duration / 2)),
+        });
+        log(
+          summary(
+            `q: the same engine requests replayed, 10 connections (${engineRequests.length})`,
+            replayed,
+          ),
+        );
+        return { replay: replayed, requestsPerAnswer: engineRequests.length / answered.requests };
+      },
+    );
     const peakRssBytes = engineMemory.peak() ?? null;
     engineMemory.stop();
 
@@ -559,6 +644,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       pastTheEnd,
       burst,
       inARow,
+      search,
     };
     return {
       machine: machine(),

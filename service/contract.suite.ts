@@ -30,6 +30,7 @@ const LIST_PARAMETERS = [
   'work_like',
   'category',
   'genre',
+  'q',
   'sort',
   'order',
   'page',
@@ -684,7 +685,7 @@ export function describeContract(backend: ContractBackend): void {
           new RegExp(`^${name} `),
         );
       }
-      for (const name of ['Author', 'LIMIT', 'q', 'offset', 'orderby']) {
+      for (const name of ['Author', 'LIMIT', 'search', 'offset', 'orderby']) {
         expect(errorOf(await send(`/quotes?${name}=1`), 400).details).toContain(name);
       }
     });

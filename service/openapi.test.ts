@@ -235,6 +235,18 @@ function samplesFor(path: string, name: string, random: () => number): string[] 
     });
     return [...TEXT_SAMPLES, ...mixed];
   }
+  // The document cannot state the word limits of q (ten words of at most 64 characters, counted
+  // once folded); the samples stay within them, the 200-character bound included.
+  if (name === 'q') {
+    const within = samplesFor(path, 'author', random).filter((v) => !/^(x|𝒜){200}$/u.test(v));
+    return [
+      ...within,
+      'x'.repeat(64),
+      Array(10).fill('ab').join(' '),
+      Array(10).fill('x'.repeat(19)).join(' '),
+      'x'.repeat(201),
+    ];
+  }
   if (name === 'fields') return FIELD_SAMPLES;
   if (name === 'orderby') return ORDERBY_SAMPLES;
   if (name === 'facet') return FACET_SAMPLES;

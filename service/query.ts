@@ -32,6 +32,7 @@ import {
   type SortField,
   type SortKey,
 } from './catalogue/port.ts';
+import { MAX_QUERY_WORD_LENGTH, MAX_QUERY_WORDS, parseSearch } from './catalogue/search.ts';
 import { badRequest } from './errors.ts';
 
 /**
@@ -77,8 +78,8 @@ export interface RandomQuery {
   fields: readonly QuoteField[] | null;
 }
 
-const LIST_PARAMS = [...FILTER_NAMES, 'sort', 'order', 'page', 'limit', 'fields'] as const;
-const RANDOM_PARAMS = [...FILTER_NAMES, 'fields'] as const;
+const LIST_PARAMS = [...FILTER_NAMES, 'q', 'sort', 'order', 'page', 'limit', 'fields'] as const;
+const RANDOM_PARAMS = [...FILTER_NAMES, 'q', 'fields'] as const;
 const ID_PARAMS = ['fields'] as const;
 const V1_PARAMS = ['genre', 'page', 'limit', 'orderby', 'sort'] as const;
 /** Names some route accepts: elsewhere they are "not accepted here" rather than unknown. */
@@ -97,6 +98,7 @@ const EXPECTED: Record<string, string> = {
   fields: `one or more of ${list(QUOTE_FIELDS)}, comma-separated`,
   orderby: `one of ${list(V1_ORDER_FIELDS)}`,
   facet: `one or more of ${list(FACET_FIELDS)}, comma-separated or repeated`,
+  q: `words to search for, up to ${MAX_QUERY_WORDS} of at most ${MAX_QUERY_WORD_LENGTH} characters each`,
 };
 /** On `/api/v1/quotes`, `sort` is the direction: what it accepts there. */
 const V1_EXPECTED: Record<string, string> = { ...EXPECTED, sort: 'asc or desc' };
@@ -302,19 +304,35 @@ function readFields(params: RawQuery): readonly QuoteField[] | null {
 /** `GET /quotes`: filters, sort, order, page, limit, fields (contract section 4). */
 export function parseListQuery(params: RawQuery): ListQuery {
   checkParams(params, '/quotes', LIST_PARAMS, LIST_REPEATABLE);
-  return {
-    filters: readFilters(params),
+  const query: ListQuery = {
+    filters: withSearch(readFilters(params), params),
     sort: readSort(params),
     page: readPage(params),
     limit: readLimit(params, DEFAULT_LIMIT),
     fields: readFields(params),
   };
+  // Relevance is the order of a search that asks for none: any `sort` or `order` means the sort.
+  if (query.filters.q !== undefined && !params.has('sort') && !params.has('order')) query.ranked = true;
+  return query;
+}
+
+/** The filters with `q` (search.ts), when given. */
+function withSearch(filters: Filters, params: RawQuery): Filters {
+  const value = params.get('q')?.[0];
+  if (value === undefined) return filters;
+  try {
+    filters.q = parseSearch(value);
+  } catch (error) {
+    if (error instanceof QueryError) throw badRequest(`${error.message}; expected ${expected('q')}`);
+    throw error;
+  }
+  return filters;
 }
 
 /** `GET /quotes/random`: the filters and `fields`, nothing else (contract section 5). */
 export function parseRandomQuery(params: RawQuery): RandomQuery {
   checkParams(params, '/quotes/random', RANDOM_PARAMS, FILTERS_REPEATABLE);
-  return { filters: readFilters(params), fields: readFields(params) };
+  return { filters: withSearch(readFilters(params), params), fields: readFields(params) };
 }
 
 /**
@@ -376,6 +394,8 @@ export function listKey(route: string, query: ListQuery): string {
     filters.push(name, canonical);
   }
   const sort = query.sort.map((key) => `${key.field}:${key.direction}`);
+  // The words of q in order (the last one is a prefix, and relevance reads their order).
+  if (query.filters.q !== undefined) filters.push('q', query.filters.q, query.ranked === true);
   return JSON.stringify([route, filters, sort, query.page, query.limit, query.fields]);
 }
 

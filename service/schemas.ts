@@ -16,6 +16,7 @@ import {
   QUOTE_FIELDS,
   SORT_FIELDS,
 } from './catalogue/port.ts';
+import { MAX_QUERY_WORD_LENGTH, MAX_QUERY_WORDS } from './catalogue/search.ts';
 import { DIRECTIONS, MAX_SORT_KEYS, V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
 import { anyCasePattern, listPattern } from './text-patterns.ts';
 
@@ -178,6 +179,7 @@ const EXAMPLE = {
   work_like: 'pride prej',
   category: 'fiction',
   genre: 'romance',
+  q: 'truth universally ack',
 } as const;
 
 /**
@@ -232,6 +234,20 @@ const filterParams = {
     'Genre; matches when any genre of the quote equals it in folded form.',
   ),
 };
+/** `q` (search.ts): one value, its words each a word of the quote, the last one possibly begun. */
+const searchParam = Type.Optional(
+  Type.String({
+    [TEXT_KIND]: 'words',
+    maxLength: MAX_VALUE_LENGTH,
+    description:
+      `Full-text search over the quote's text, its author and its work, in folded words (case and accents ignored): ` +
+      `every word must equal a word of one of them, except the last, which may be the beginning of one (as you type). ` +
+      `No typo tolerance; combines with every filter. At most ${MAX_QUERY_WORDS} words of at most ${MAX_QUERY_WORD_LENGTH} characters, ` +
+      'with at least one letter or digit. On /quotes without `sort` or `order`, the matches come by relevance: ' +
+      'quotes whose text holds the words side by side and in order first, then quotes whose text holds them all, then quotes matched through their author or work.',
+    examples: [EXAMPLE.q],
+  }),
+);
 const fieldsParam = Type.Optional(
   Type.String({
     pattern: listPattern(QUOTE_FIELDS),
@@ -253,12 +269,13 @@ export const listQuotesSchema = {
   summary: 'List quotes',
   description:
     'One page of the quotes matching every filter given (several values of one filter: any of them), ' +
-    'sorted by `sort` then id. Defaults: page 1 of 5 quotes by id ascending.',
+    'sorted by `sort` then id (with `q` and neither `sort` nor `order`: by relevance). Defaults: page 1 of 5 quotes by id ascending.',
   tags: ['quotes'],
   security,
   querystring: Type.Object(
     {
       ...filterParams,
+      q: searchParam,
       sort: Type.Optional(
         Type.String({
           pattern: listPattern(SORT_FIELDS, MAX_SORT_KEYS),
@@ -295,7 +312,10 @@ export const randomQuoteSchema = {
     'One quote chosen uniformly among those matching the filters. Never cached (Cache-Control: no-store).',
   tags: ['quotes'],
   security,
-  querystring: Type.Object({ ...filterParams, fields: fieldsParam }, { additionalProperties: false }),
+  querystring: Type.Object(
+    { ...filterParams, q: searchParam, fields: fieldsParam },
+    { additionalProperties: false },
+  ),
   response: {
     200: Type.Ref(QuoteSchema, {
       description: 'One quote. Cache-Control: no-store',

@@ -4,7 +4,8 @@
  */
 import { FACETS_P99_MS } from './facets.ts';
 import type { LoadResult } from './load.ts';
-import type { BenchConfig, Machine, TargetResult } from './report.ts';
+import { type BenchConfig, type Machine, searchRows, type TargetResult } from './report.ts';
+import type { SearchResults } from './search.ts';
 
 export interface MeiliResults {
   engine: {
@@ -34,6 +35,8 @@ export interface MeiliResults {
   /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
   facets?: LoadResult;
   pastTheEnd: LoadResult & { path: string };
+  /** Full-text search (`q`) through the service, and its engine requests replayed. */
+  search?: SearchResults;
   /** 50 deep and past-the-end pages at once, every sort key in both orders. */
   burst: LoadResult;
   /** Deep and past-the-end pages of every sort key in both orders, one after another. */
@@ -216,6 +219,7 @@ export function meiliTable(report: MeiliReport): string {
     '| measure | result |',
     '| --- | --- |',
     ...rows.map(([k, v]) => `| ${k} | ${v} |`),
+    ...searchRows(r.search, c.connections),
     '',
     '| target | rule | value | verdict |',
     '| --- | --- | --- | --- |',

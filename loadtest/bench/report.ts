@@ -8,6 +8,7 @@ import { cpus, release, totalmem } from 'node:os';
 import type { MixKind } from '../lib/mix.ts';
 import { FACETS_P99_MS } from './facets.ts';
 import type { LoadResult } from './load.ts';
+import type { SearchResults } from './search.ts';
 
 /** Where and with what the benchmark ran. */
 export interface Machine {
@@ -72,6 +73,8 @@ export interface BenchResults {
   byId: LoadResult;
   /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
   facets?: LoadResult;
+  /** Full-text search (`q`), distinct uncached searches of 1 to 3 words. */
+  search?: SearchResults;
   service: { idleRssBytes: number | null; peakRssBytes: number | null };
   redis: RedisResult;
 }
@@ -248,6 +251,22 @@ function shown(t: TargetResult): string {
 }
 
 /** The markdown table of a report: measures first, then the targets. */
+/** Table rows of the full-text search runs (both backends). */
+export function searchRows(search: SearchResults | undefined, connections: number): string[] {
+  if (search === undefined) return [];
+  const rows = [
+    `| q, 1 to 3 words, distinct uncached (${int.format(search.paths)} paths), 10 connections | ${run(search.at10)} |`,
+    `| q, 1 to 3 words, distinct uncached, ${connections} connections | ${run(search.atConnections)} |`,
+  ];
+  if (search.replay !== undefined) {
+    rows.push(
+      `| q: the same engine requests replayed, 10 connections (${(search.requestsPerAnswer ?? 0).toFixed(2)} per answer) | ${run(search.replay)} |`,
+      `| q: service answers/s ÷ replayed answers/s (engine requests/s ÷ requests per answer) | ${(search.at10.rps / (search.replay.rps / (search.requestsPerAnswer ?? 1))).toFixed(2)} |`,
+    );
+  }
+  return rows;
+}
+
 export function table(report: BenchReport): string {
   const { results: r, config: c, machine: m } = report;
   const lines = [
@@ -269,6 +288,7 @@ export function table(report: BenchReport): string {
     ...Object.entries(r.byKind).map(([kind, k]) => `| &nbsp;&nbsp;mix kind \`${kind}\` alone | ${run(k)} |`),
     `| by id (${int.format(c.idPaths)} random ids) | ${run(r.byId)} |`,
     ...(r.facets === undefined ? [] : [`| unfiltered facets, each request distinct | ${run(r.facets)} |`]),
+    ...searchRows(r.search, c.connections),
     `| service RSS idle / peak | ${mb(r.service.idleRssBytes)} / ${mb(r.service.peakRssBytes)} |`,
     ...('memory' in r.redis
       ? [

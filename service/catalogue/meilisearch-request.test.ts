@@ -44,6 +44,7 @@ import {
   reverseSort,
   SHALLOW_OFFSET,
 } from './meilisearch-request.ts';
+import { groupFilters, matchFilter } from './meilisearch-search.ts';
 import {
   compareQuotes,
   fold,
@@ -55,6 +56,7 @@ import {
   type RawFilters,
   type SortKey,
 } from './port.ts';
+import { engineToken } from './search.ts';
 
 const ALL_FIELDS = [...QUOTE_FIELDS];
 const asc = (field: SortKey['field']): SortKey => ({ field, direction: 'asc' });
@@ -77,7 +79,7 @@ describe('index settings', () => {
   it('are exactly the settings the adapter relies on', () => {
     const expected: Settings = {
       displayedAttributes: [...ALL_FIELDS, 'catalogue_version'],
-      searchableAttributes: ['author', 'work'],
+      searchableAttributes: ['q_text', 'q_meta', 'author', 'work'],
       filterableAttributes: [
         'id',
         'author_id',
@@ -89,6 +91,8 @@ describe('index settings', () => {
         'author_prefixes',
         'work_prefixes',
         'publish_order',
+        'q_words',
+        'q_text_words',
       ],
       sortableAttributes: [
         'id',
@@ -107,8 +111,9 @@ describe('index settings', () => {
       faceting: { maxValuesPerFacet: 100_000_000 },
       searchCutoffMs: 2_000,
       facetSearch: false,
-      prefixSearch: 'disabled',
-      proximityPrecision: 'byAttribute',
+      prefixSearch: 'indexingTime',
+      proximityPrecision: 'byWord',
+      localizedAttributes: [{ attributePatterns: ['q_text', 'q_meta'], locales: ['eng'] }],
     };
     expect(MEILI_SETTINGS).toEqual(expected);
   });
@@ -139,7 +144,13 @@ describe('index settings', () => {
       ),
       ...buildFilter(normaliseFilters({ work_id: ['2'], work_like: ['w'], category: ['c'], genre: ['g'] })),
     ];
-    const filtered = new Set(filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN)/g)].map((m) => m[1])));
+    filters.push(
+      matchFilter({ filters: { q: ['a', 'b'] } }),
+      groupFilters({ filters: { q: ['a', 'b'] } }).rest,
+    );
+    const filtered = new Set(
+      filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN|STARTS WITH)/g)].map((m) => m[1])),
+    );
     // Plus the integers whose ranges place deep pages (meilisearch-runs.ts).
     expect([...new Set(['id', 'publish_order', ...filtered])].sort()).toEqual(
       [...MEILI_SETTINGS.filterableAttributes].sort(),
@@ -262,6 +273,17 @@ describe('documents', () => {
       genre_keys: ['resistance', 'lyric'],
       genre_sort: 'resistance',
       publish_order: publishOrder(quote.publish_date),
+      // The contract's words in order, as tokens of letters (search.ts); the keys de-duplicated.
+      q_text: 'sur mes cahiers d ecolier sur mon pupitre et les arbres j ecris ton nom'
+        .split(' ')
+        .map(engineToken)
+        .join(' '),
+      q_meta: 'paul eluard poesie et verite 1942'.split(' ').map(engineToken).join(' '),
+      q_words: [
+        ...'sur mes cahiers d ecolier mon pupitre et les arbres j ecris ton nom'.split(' '),
+        ...'paul eluard poesie verite 1942'.split(' '),
+      ],
+      q_text_words: 'sur mes cahiers d ecolier mon pupitre et les arbres j ecris ton nom'.split(' '),
     });
   });
 

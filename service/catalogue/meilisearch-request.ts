@@ -47,7 +47,9 @@ import {
   type SortField,
   type SortKey,
   wordSet,
+  words,
 } from './port.ts';
+import { engineToken, searchKey } from './search.ts';
 
 /**
  * Upper bound of `pagination.maxTotalHits`, and so of the catalogue size: exact totals
@@ -84,7 +86,23 @@ export interface MeiliQuoteDocument extends Quote {
   genre_sort: string;
   /** `publish_date` as an integer in the same order ({@link publishOrder}), so ranges of it can be counted. */
   publish_order: number;
+  /** Full-text search (search.ts): the words of the quote's text, in order, as engine tokens. */
+  q_text: string;
+  /** The words of the author's name, then of the work's title, as engine tokens. */
+  q_meta: string;
+  /** {@link searchKey} of every distinct word of text, author and work: what `q` filters match. */
+  q_words: string[];
+  /** {@link searchKey} of every distinct word of the text alone: the first relevance groups. */
+  q_text_words: string[];
 }
+
+/** The attributes `q` ranks by: the quote's words, then its author's and work's. */
+export const SEARCH_ATTRIBUTES = ['q_text', 'q_meta'] as const;
+/**
+ * The one locale of the search attributes and queries: the tokens are ASCII letters, which any
+ * Latin-script locale keeps whole; a detected language could bring a segmenter that splits them.
+ */
+export const SEARCH_LOCALE = 'eng';
 
 /** Attributes searches may return: the Quote fields and the version marker, never the keys. */
 const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
@@ -94,17 +112,24 @@ const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
  *
  * - `searchCutoffMs` at the service's timeout (the builder writes `MEILI_TIMEOUT_MS` there; this
  *   is the default): a search nobody waits for any more stops, rather than keeping the engine
- *   busy (an abandoned search once ran for over a minute). The service itself never searches
- *   (it reads through the documents routes), so it never sees the partial results a cut-off
- *   search returns; the cut-off protects the engine from other holders of a search key.
- * - Typo tolerance, prefix search and facet search are off: the service matches only through
- *   filters, so they would cost indexing time and could only blur exact semantics.
- * - `searchableAttributes` is kept small for the same reason (full-text search is not part of
- *   the contract); author and work keep the dashboard's search box useful.
+ *   busy (an abandoned search once ran for over a minute). Listings without `q` read through the
+ *   documents routes and never meet it; a search with `q` that it cuts short is refused
+ *   (meilisearch-search.ts), never served partly unranked.
+ * - Typo tolerance and facet search are off: the service matches only through filters, so they
+ *   would cost indexing time and could only blur exact semantics. Prefix search is on for the
+ *   ranking of `q` alone (below).
+ * - `searchableAttributes` is kept small for the same reason; author and work keep the
+ *   dashboard's search box useful.
+ * - Full-text search (`q`, search.ts, meilisearch-search.ts) matches through the `q_words` and
+ *   `q_text_words` filters, exactly, and asks the engine's own search only to rank: over
+ *   `q_text` and `q_meta`, the contract's words as tokens of letters that the tokenizer keeps
+ *   whole (pinned to one locale, so that no language's segmenter splits them). Ranking needs
+ *   word positions (`proximityPrecision: byWord`) and the last word read as a prefix (prefix
+ *   search at indexing time).
  */
 export const MEILI_SETTINGS = {
   displayedAttributes: DISPLAYED_ATTRIBUTES,
-  searchableAttributes: ['author', 'work'],
+  searchableAttributes: ['q_text', 'q_meta', 'author', 'work'],
   filterableAttributes: [
     // Ranges of id (and of author_id, work_id) are counted to place deep pages without the
     // engine's walk (meilisearch-runs.ts).
@@ -118,6 +143,8 @@ export const MEILI_SETTINGS = {
     'author_prefixes',
     'work_prefixes',
     'publish_order',
+    'q_words',
+    'q_text_words',
   ],
   sortableAttributes: [
     'id',
@@ -138,8 +165,9 @@ export const MEILI_SETTINGS = {
   faceting: { maxValuesPerFacet: MAX_TOTAL_HITS },
   searchCutoffMs: DEFAULT_SEARCH_TIMEOUT_MS,
   facetSearch: false,
-  prefixSearch: 'disabled',
-  proximityPrecision: 'byAttribute',
+  prefixSearch: 'indexingTime',
+  proximityPrecision: 'byWord',
+  localizedAttributes: [{ attributePatterns: [...SEARCH_ATTRIBUTES], locales: [SEARCH_LOCALE] }],
 } as const satisfies Settings;
 
 /** The sortable attribute behind each sort key of the contract. */
@@ -213,7 +241,22 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
     }
     return keys;
   };
+  const metaOf = (quote: Quote): { tokens: string; keys: string[] } => {
+    const key = `${quote.author}\u0000${quote.work}`;
+    let meta = metaMemo.get(key);
+    if (meta === undefined) {
+      const own = [...words(quote.author), ...words(quote.work)];
+      meta = { tokens: own.map(engineToken).join(' '), keys: [...new Set(own)].map(searchKey) };
+      if (metaMemo.size >= MAX_MEMO_ENTRIES) metaMemo.clear();
+      metaMemo.set(key, meta);
+    }
+    return meta;
+  };
+  const metaMemo = new Map<string, { tokens: string; keys: string[] }>();
   return (quote) => {
+    const text = words(quote.quote);
+    const textKeys = [...new Set(text)].map(searchKey);
+    const meta = metaOf(quote);
     const author = keysOf(quote.author, true);
     const work = keysOf(quote.work, true);
     const category = keysOf(quote.category, false);
@@ -242,6 +285,10 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       genre_keys: [...new Set(genres.map((g) => g.key))],
       genre_sort: genres[0]?.sort ?? '',
       publish_order: publishOrder(quote.publish_date),
+      q_text: text.map(engineToken).join(' '),
+      q_meta: meta.tokens,
+      q_words: [...new Set([...textKeys, ...meta.keys])],
+      q_text_words: textKeys,
     };
   };
 }

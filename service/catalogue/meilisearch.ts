@@ -1,8 +1,9 @@
 /**
- * The Meilisearch adapter of the catalogue port, read side. Every call is one or two reads of
- * the live index through the documents routes (`POST /documents/fetch`, `GET /documents/{id}`),
- * the engine's cheapest exact answer to a listing without full-text search; the requests
- * themselves are built by `meilisearch-request.ts`. The service's key holds `search` and
+ * The Meilisearch adapter of the catalogue port, read side. Every call without `q` is one or two
+ * reads of the live index through the documents routes (`POST /documents/fetch`, `GET
+ * /documents/{id}`), the engine's cheapest exact answer to a listing without full-text search;
+ * the requests themselves are built by `meilisearch-request.ts`. A call with `q` searches
+ * (`/search`, `/multi-search`; meilisearch-search.ts). The service's key holds `search` and
  * `documents.get` on the live index, nothing that writes.
  *
  * Availability: the client's per-request timeout bounds every call (and aborts its request),
@@ -51,6 +52,16 @@ import {
   type RunCountResponse,
   readPageNarrowed,
 } from './meilisearch-runs.ts';
+import {
+  cutShort,
+  rankedSearches,
+  restSearch,
+  type SearchRequest,
+  type SearchResponse,
+  searchCount,
+  searchPick,
+  sortedSearch,
+} from './meilisearch-search.ts';
 import {
   type CatalogueIndex,
   type CatalogueInfo,
@@ -222,6 +233,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async list(query: ListQuery): Promise<ListResult> {
+    if (query.filters.q !== undefined) return this.#searchList(query);
     const deadline = this.#deadline();
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
     if ((query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET)) {
@@ -291,6 +303,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+    if (filters.q !== undefined) return this.#searchRandom(filters, fields);
     const deadline = this.#deadline();
     const filter = filterExpression(buildFilter(filters));
     let { total, remembered } = await this.#count(filter, deadline);
@@ -326,7 +339,7 @@ class MeiliCatalogue implements CatalogueIndex {
     const missing = query.facets.filter((field) => !this.#rankedFacets.has(memo(field)));
     if (missing.length > 0) {
       // One search for every facet not counted yet; requests arriving meanwhile share it.
-      const search = this.#search(facetSearchRequest(filter, missing), deadline);
+      const search = this.#facetSearch(facetSearchRequest(filter, missing), deadline);
       for (const field of missing) {
         const ranked: Promise<RankedFacet> = search.then(async (response) => ({
           total: response.totalHits,
@@ -425,7 +438,7 @@ class MeiliCatalogue implements CatalogueIndex {
     return { display, seen: hit.catalogue_version };
   }
 
-  #search(request: object, deadline: number): Promise<FacetSearchResponse> {
+  #facetSearch(request: object, deadline: number): Promise<FacetSearchResponse> {
     const signal = this.#signal(deadline);
     return this.#call(() =>
       this.#http.post<FacetSearchResponse>({
@@ -463,6 +476,82 @@ class MeiliCatalogue implements CatalogueIndex {
   #remember(filter: string | undefined, total: number): void {
     if (this.#counts.size >= MAX_REMEMBERED_COUNTS) this.#counts.clear();
     this.#counts.set(filter ?? '', { total, at: performance.now() });
+  }
+
+  /** `list` with `q` (meilisearch-search.ts): one search, or two in one request and perhaps a third. */
+  async #searchList(query: ListQuery): Promise<ListResult> {
+    const deadline = this.#deadline();
+    const toItems = (response: SearchResponse) => {
+      if (cutShort(response)) throw cutShortError();
+      return response.hits.map((hit) => projectHit(hit, query.fields));
+    };
+    if (query.ranked !== true) {
+      const response = await this.#search(sortedSearch(query), deadline);
+      return { items: toItems(response), total: exactTotal(response) };
+    }
+    const offset = (query.page - 1) * query.limit;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const { text, restCount } = rankedSearches(query);
+      const [first, rest] = await this.#multiSearch([text, restCount], deadline);
+      if (first === undefined || rest === undefined) throw new Error('a multi-search lost a result');
+      const inText = exactTotal(first);
+      const others = exactTotal(rest);
+      const items = toItems(first);
+      const end = Math.min(offset + query.limit, inText + others);
+      if (offset + items.length >= end) return { items, total: inText + others };
+      const from = Math.max(0, offset - inText);
+      const more = await this.#search(restSearch(query, from, end - offset - items.length), deadline);
+      // The same number of matches, or the catalogue was replaced between the two reads.
+      if (more.estimatedTotalHits === others) {
+        return { items: [...items, ...toItems(more)], total: inText + others };
+      }
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while a page was read');
+  }
+
+  /** `random` with `q`: the number of matches, then the one at a uniform offset. */
+  async #searchRandom(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null> {
+    const deadline = this.#deadline();
+    let total = exactTotal(await this.#search(searchCount({ filters }), deadline));
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (total === 0) return null;
+      const response = await this.#search(searchPick({ filters }, randomInt(total), fields), deadline);
+      const hit = response.hits[0];
+      if (hit !== undefined && response.estimatedTotalHits === total) return projectHit(hit, fields);
+      total = response.estimatedTotalHits ?? 0;
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
+  }
+
+  #search(request: SearchRequest, deadline: number): Promise<SearchResponse> {
+    const signal = this.#signal(deadline);
+    return withSearchFields(
+      this.#call(() =>
+        this.#http.post<SearchResponse>({
+          path: this.#searchPath,
+          body: request,
+          extraRequestInit: { signal },
+        }),
+      ),
+    );
+  }
+
+  async #multiSearch(requests: SearchRequest[], deadline: number): Promise<SearchResponse[]> {
+    const signal = this.#signal(deadline);
+    const queries = requests.map((request) => ({ indexUid: this.#options.index, ...request }));
+    const answer = await withSearchFields(
+      this.#call(() =>
+        this.#http.post<{ results: SearchResponse[] }>({
+          path: 'multi-search',
+          body: { queries },
+          extraRequestInit: { signal },
+        }),
+      ),
+    );
+    return answer.results;
   }
 
   /** Takes a deep-read slot, waiting for one until half the call's remaining time; false if none came. */
@@ -547,6 +636,41 @@ class MeiliCatalogue implements CatalogueIndex {
       throw portError;
     }
   }
+}
+
+/**
+ * Codes the engine answers when the index lacks the search fields (`q_words`, `q_text`…): an
+ * index built by a release before `q`, which still serves every other request. Not a bug of the
+ * request, and cured by the indexer: 503, saying so.
+ */
+const NO_SEARCH_FIELDS = new Set(['invalid_search_filter', 'invalid_search_attributes_to_search_on']);
+
+async function withSearchFields<T>(search: Promise<T>): Promise<T> {
+  try {
+    return await search;
+  } catch (error) {
+    if (error instanceof MeilisearchApiError && NO_SEARCH_FIELDS.has(error.cause?.code ?? '')) {
+      throw new CatalogueUnavailableError(
+        'the Meilisearch index has no full-text search fields (built by an earlier release): run the indexer',
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/** The exact number of matches of a search read by page (see meilisearch-search.ts). */
+function exactTotal(response: SearchResponse): number {
+  const total = response.totalHits ?? response.estimatedTotalHits;
+  if (total === undefined) throw new Error('a Meilisearch search answered without a number of hits');
+  return total;
+}
+
+/** A page the engine's time budget left partly unranked: not served (search.ts, exactness). */
+function cutShortError(): CatalogueUnavailableError {
+  return new CatalogueUnavailableError('Meilisearch cut the search short (searchCutoffMs)', {
+    retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
+  });
 }
 
 /**

@@ -92,6 +92,12 @@ export interface Filters {
   author_like?: string[][];
   /** As {@link Filters.author_like}, on the work title. */
   work_like?: string[][];
+  /**
+   * Full-text search (`q`): the words of the query in order, never empty. Matches when every word
+   * equals a word of the quote's text, its author or its work, except the last, which may also be
+   * the beginning of such a word. Built only by `parseSearch` (search.ts).
+   */
+  q?: string[];
 }
 export const FILTER_NAMES = [
   'author',
@@ -116,6 +122,11 @@ export interface ListQuery {
   limit: number;
   /** Fields to return, without duplicates, in {@link QUOTE_FIELDS} order; null for all. */
   fields: readonly QuoteField[] | null;
+  /**
+   * With `filters.q` and no order asked for: relevance order (search.ts says exactly which),
+   * instead of `sort`. Ignored without `filters.q`.
+   */
+  ranked?: boolean;
 }
 
 /**

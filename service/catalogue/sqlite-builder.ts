@@ -26,7 +26,9 @@ import {
   fold,
   type Quote,
   wordSet,
+  words,
 } from './port.ts';
+import { searchToken } from './search.ts';
 import {
   type ColumnName,
   type Columns,
@@ -38,6 +40,7 @@ import {
   META_FORMAT,
   META_VERSION,
   SCHEMA_FORMAT,
+  SEARCH_TABLE,
   type TextDictionary,
 } from './sqlite-schema.ts';
 
@@ -144,6 +147,9 @@ class SqliteBuilder implements CatalogueBuilder {
   readonly #path: string;
   readonly #logger: CatalogueLogger | undefined;
   readonly #insertText: StatementSync;
+  readonly #insertSearch: StatementSync;
+  /** Search tokens of author names and work titles: they repeat on every quote of a work. */
+  readonly #metaTokens = new Map<string, string>();
   readonly #folded = new Map<string, string>();
   readonly #quotes = new QuoteColumns();
   readonly #profiles = new ProfileTable();
@@ -156,6 +162,7 @@ class SqliteBuilder implements CatalogueBuilder {
     this.#path = path;
     this.#logger = logger;
     this.#insertText = db.prepare('INSERT INTO texts (id, source, quote) VALUES (?, ?, ?)');
+    this.#insertSearch = db.prepare(`INSERT INTO ${SEARCH_TABLE} (rowid, text, meta) VALUES (?, ?, ?)`);
   }
 
   async add(quotes: readonly Quote[]): Promise<void> {
@@ -227,6 +234,7 @@ class SqliteBuilder implements CatalogueBuilder {
   #insert(quote: Quote): void {
     // First, so that a duplicate id fails before anything else records the quote.
     this.#insertText.run(quote.id, quote.source, quote.quote);
+    this.#insertSearch.run(quote.id, tokens(quote.quote), this.#metaTokensOf(quote));
     const profiles = this.#profiles;
     const { profile, authorIsNew, workIsNew } = profiles.intern(quote, (text) => this.#fold(text));
     this.#quotes.push(quote.id, quote.quote_length, profile);
@@ -234,6 +242,17 @@ class SqliteBuilder implements CatalogueBuilder {
     // the indexer), so each id's words are recorded once.
     if (authorIsNew) profiles.authorWords.add(wordSet(quote.author), quote.author_id);
     if (workIsNew) profiles.workWords.add(wordSet(quote.work), quote.work_id);
+  }
+
+  #metaTokensOf(quote: Quote): string {
+    const key = `${quote.author}\u0000${quote.work}`;
+    let meta = this.#metaTokens.get(key);
+    if (meta === undefined) {
+      if (this.#metaTokens.size >= FOLD_CACHE_SIZE) this.#metaTokens.clear();
+      meta = `${tokens(quote.author)} ${tokens(quote.work)}`;
+      this.#metaTokens.set(key, meta);
+    }
+    return meta;
   }
 
   #fold(text: string): string {
@@ -256,6 +275,11 @@ class SqliteBuilder implements CatalogueBuilder {
   #assertOpen(operation: string): void {
     if (this.#state !== 'open') throw new Error(`cannot ${operation}: the build is already ${this.#state}`);
   }
+}
+
+/** The search tokens of the words of a text, in order, separated by spaces. */
+function tokens(text: string): string {
+  return words(text).map(searchToken).join(' ');
 }
 
 /** A typed array that doubles when full. */

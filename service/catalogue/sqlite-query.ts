@@ -315,6 +315,65 @@ export class CatalogueColumns {
     throw new Error('a selection total disagrees with its profiles');
   }
 
+  /**
+   * The ords of quotes given by id, ascending (ids ascending, each one a quote's): one merge
+   * walk with the id column, since ords are the quotes' ranks by id.
+   */
+  ordsOfIds(ids: ArrayLike<number>): Int32Array {
+    const all = this.#c.ids;
+    const out = new Int32Array(ids.length);
+    let ord = 0;
+    let found = 0;
+    // Few ids (a rare word): a binary search each, from the last one found, instead of a walk.
+    const search = ids.length * Math.log2(all.length + 1) < all.length;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i] as number;
+      if (search) {
+        let hi = all.length;
+        while (ord < hi) {
+          const mid = (ord + hi) >>> 1;
+          if ((all[mid] as number) < id) ord = mid + 1;
+          else hi = mid;
+        }
+      } else {
+        while (ord < all.length && (all[ord] as number) < id) ord++;
+      }
+      if (ord < all.length && all[ord] === id) out[found++] = ord;
+    }
+    return out.subarray(0, found);
+  }
+
+  /** The ords of `ords` (ascending) whose quote is in the selection, still ascending. */
+  within(ords: Int32Array, selection: Selection): Int32Array {
+    if (selection.profiles === null) return ords;
+    const epoch = this.#nextEpoch();
+    for (const profile of selection.profiles) this.#mark[profile] = epoch;
+    const profileOf = this.#c.profile;
+    const out = new Int32Array(Math.min(ords.length, selection.total));
+    let found = 0;
+    for (const ord of ords) {
+      if (this.#mark[profileOf[ord] as number] === epoch) out[found++] = ord;
+    }
+    return out.subarray(0, found);
+  }
+
+  /**
+   * As {@link page}, for an explicit set of ords in ascending order (the matches of a search):
+   * positions [offset, offset + limit) in `sort` order (normalised, ending with the id key).
+   */
+  pageOfOrds(
+    ords: Int32Array,
+    sort: readonly SortKey[],
+    offset: number,
+    limit: number,
+    strategies: Strategies = {},
+  ): number[] {
+    const out: number[] = [];
+    const count = Math.min(limit, ords.length - offset);
+    if (count > 0) new PageReader(this, this.#c, strategies).ords(ords, true, sort, offset, count, out);
+    return out;
+  }
+
   /** The ord of the quote with this id, or -1. */
   ordOf(id: number): number {
     const ids = this.#c.ids;

@@ -39,13 +39,28 @@
  */
 import type { SortField } from './port.ts';
 
+/**
+ * Full-text search (`q`, search.ts): an FTS5 table whose rowid is the quote's id, `text` holding
+ * the words of the quote in order and `meta` those of its author and work, each word as its
+ * {@link searchToken} (ASCII letters, which the `ascii` tokenizer keeps whole). Contentless: only
+ * rowids are read back, and the words' positions serve the phrase queries of relevance.
+ */
+export const SEARCH_TABLE = 'search';
+const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(text, meta, content='', tokenize='ascii', prefix='4 6');`;
+
 /** Bumped when the file layout changes; readers refuse other formats. */
-export const SCHEMA_FORMAT = '3';
+export const SCHEMA_FORMAT = '4';
+/**
+ * The format before the search table: read as well, so that a service upgraded before its file
+ * is rebuilt keeps serving everything but `q` (which answers 503 until the indexer runs).
+ */
+export const FORMAT_WITHOUT_SEARCH = '3';
 
 export const CREATE_TABLES = `
 CREATE TABLE texts (id INTEGER PRIMARY KEY, source TEXT NOT NULL, quote TEXT NOT NULL);
 CREATE TABLE columns (name TEXT PRIMARY KEY, data BLOB NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+${CREATE_SEARCH_TABLE}
 `;
 
 /** Sort keys whose value is a field of the profile (every key but `id` and `quote_length`). */

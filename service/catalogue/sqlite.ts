@@ -46,6 +46,7 @@ import {
   type ColumnName,
   type Columns,
   dictionaryColumn,
+  FORMAT_WITHOUT_SEARCH,
   META_COUNT,
   META_ENDIANNESS,
   META_FORMAT,
@@ -54,6 +55,7 @@ import {
   TEXT_DICTIONARIES,
   type TextDictionary,
 } from './sqlite-schema.ts';
+import { SqliteSearch } from './sqlite-search.ts';
 import { TextMemory, type TextMemoryState } from './sqlite-texts.ts';
 
 export interface SqliteCatalogueOptions {
@@ -264,6 +266,8 @@ class Snapshot {
   readonly #json: QuoteJson;
   /** Made on the first facet request: display values are remembered per catalogue file. */
   #facets: FacetCounter | undefined;
+  /** Null for a file of {@link FORMAT_WITHOUT_SEARCH}: `q` answers 503 until it is rebuilt. */
+  readonly #searchIndex: SqliteSearch | null;
 
   static open(path: string, signature: string, strategies: Strategies, plan: TextMemoryPlan): Snapshot {
     const db = new DatabaseSync(path, { readOnly: true });
@@ -285,7 +289,7 @@ class Snapshot {
       meta.set(String(row.key), String(row.value));
     }
     const format = meta.get(META_FORMAT);
-    if (format !== SCHEMA_FORMAT) {
+    if (format !== SCHEMA_FORMAT && format !== FORMAT_WITHOUT_SEARCH) {
       throw new Error(`file format ${format ?? 'unknown'} is not the supported format ${SCHEMA_FORMAT}`);
     }
     if (meta.get(META_ENDIANNESS) !== endianness()) {
@@ -308,6 +312,7 @@ class Snapshot {
     // Prepare a statement now: a file that cannot serve it is refused before the switch.
     this.#texts(QUOTE_FIELDS.filter((f) => TEXT_FIELDS.has(f)));
     this.#json = new QuoteJson(this.#columns);
+    this.#searchIndex = format === SCHEMA_FORMAT ? new SqliteSearch(db, this.#columns) : null;
     this.texts = new TextMemory({
       db,
       ids: this.#columns.ids,
@@ -344,6 +349,12 @@ class Snapshot {
     const sort = normaliseSort(query.sort);
     if (sort.at(-1)?.field !== 'id') sort.push({ field: 'id', direction: 'asc' });
     const offset = (query.page - 1) * query.limit;
+    const q = query.filters.q;
+    if (q !== undefined) {
+      return query.ranked === true
+        ? this.#search.rankedPage(q, selection, offset, query.limit)
+        : this.#search.page(q, selection, sort, offset, query.limit, this.#strategies);
+    }
     return {
       ords: this.#columns.page(selection, sort, offset, query.limit, this.#strategies),
       total: selection.total,
@@ -372,7 +383,7 @@ class Snapshot {
   }
 
   random(filters: Filters, fields: readonly QuoteField[] | null): QuoteProjection | null {
-    const ord = this.#columns.randomOrd(this.#select(filters), randomInt);
+    const ord = this.#randomOrd(filters);
     return ord === null ? null : (this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection);
   }
 
@@ -384,7 +395,23 @@ class Snapshot {
     return { total: selection.total, facets };
   }
 
-  /** The quotes matching a filter set, remembered per canonical filter set. */
+  get #search(): SqliteSearch {
+    if (this.#searchIndex === null) {
+      throw new CatalogueUnavailableError(
+        'the catalogue file was built before full-text search: run the indexer to search it',
+      );
+    }
+    return this.#searchIndex;
+  }
+
+  #randomOrd(filters: Filters): number | null {
+    const selection = this.#select(filters);
+    if (filters.q === undefined) return this.#columns.randomOrd(selection, randomInt);
+    const matches = this.#search.matches(filters.q, selection);
+    return matches.length === 0 ? null : (matches[randomInt(matches.length)] as number);
+  }
+
+  /** The quotes matching a filter set (all but `q`), remembered per canonical filter set. */
   #select(filters: Filters): Selection {
     if (!FILTER_NAMES.some((name) => (filters[name]?.length ?? 0) > 0)) {
       return { profiles: null, total: this.count };

@@ -650,6 +650,7 @@ describe('/health, /ready and the docs', () => {
       'work_like',
       'category',
       'genre',
+      'q',
       'sort',
       'order',
       'page',

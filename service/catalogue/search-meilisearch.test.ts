@@ -1,0 +1,155 @@
+/**
+ * The full-text search suite (search.suite.ts) on a real Meilisearch, found as every Meilisearch
+ * suite finds one (test-support/meilisearch-engine.ts). The indexer builds with the indexer's key
+ * and the reader searches with the service's key, both as `deploy/meili-keys.ts` scopes them.
+ */
+import { randomBytes } from 'node:crypto';
+import { Meilisearch } from 'meilisearch';
+import { expect, inject } from 'vitest';
+import { keySpecs } from '../../deploy/meili-keys.ts';
+import { announceSkip, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
+import { openMeiliCatalogue } from './meilisearch.ts';
+import { createMeiliBuilder } from './meilisearch-builder.ts';
+import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from './port.ts';
+import { describeSearch, relevanceQuotes } from './search.suite.ts';
+
+const SUITE = 'full-text search';
+const source = await meiliEngineSource(inject('containerRuntime'));
+
+/** An index built with `searchCutoffMs` (default: the builder's), under the suite's keys. */
+type Load = (quotes: Quote[], searchCutoffMs?: number) => Promise<CatalogueIndex>;
+let loadWith: Load | undefined;
+let engineAdmin: Meilisearch | undefined;
+let lastUid = '';
+
+describeSearch(
+  'meilisearch',
+  async () => {
+    if ('skip' in source) throw new Error(source.skip);
+    const engine = await source.start(SUITE);
+    const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
+    engineAdmin = admin;
+    const prefix = `search_${randomBytes(4).toString('hex')}`;
+    const [indexerSpec, serviceSpec] = keySpecs(prefix);
+    if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
+    const indexerKey = await admin.createKey({
+      name: `${prefix}-indexer`,
+      actions: indexerSpec.actions,
+      indexes: indexerSpec.indexes,
+      expiresAt: null,
+    });
+    const searchKey = await admin.createKey({
+      name: `${prefix}-search`,
+      actions: serviceSpec.actions,
+      indexes: [`${prefix}_*`],
+      expiresAt: null,
+    });
+    const opened: CatalogueIndex[] = [];
+    let builds = 0;
+    const load: Load = async (quotes, searchCutoffMs) => {
+      // An index per catalogue: each reader keeps serving the one it opened.
+      const live = `${prefix}_${++builds}`;
+      lastUid = live;
+      const builder = await createMeiliBuilder({
+        host: engine.host,
+        apiKey: indexerKey.key,
+        index: live,
+        taskTimeoutMs: 120_000,
+        ...(searchCutoffMs === undefined ? {} : { searchCutoffMs }),
+      });
+      try {
+        await builder.add(quotes);
+        await builder.commit();
+      } catch (error) {
+        await builder.abort();
+        throw error;
+      }
+      const index = openMeiliCatalogue({
+        host: engine.host,
+        apiKey: searchKey.key,
+        index: live,
+        timeoutMs: 10_000,
+      });
+      opened.push(index);
+      return index;
+    };
+    loadWith = load;
+    return {
+      load: (quotes) => load(quotes),
+      async teardown() {
+        for (const index of opened) await index.close();
+        try {
+          const ours = (await admin.getRawIndexes({ limit: 1000 })).results.filter((i) =>
+            i.uid.startsWith(prefix),
+          );
+          for (const { uid } of ours) await admin.deleteIndex(uid).waitTask({ timeout: 30_000 });
+          await admin.deleteKey(indexerKey.uid);
+          await admin.deleteKey(searchKey.uid);
+        } finally {
+          await engine.stop();
+        }
+      },
+    };
+  },
+  'skip' in source ? { skip: announceSkip(SUITE, source.skip) } : {},
+  (it) => {
+    it('refuses (503) a page the engine left unranked when its time budget ran out', async () => {
+      // A budget of 0 ms: every ranking is cut short at once, as a slow search would be.
+      const index = await (loadWith as Load)(relevanceQuotes(), 0);
+      const ranked: ListQuery = {
+        filters: { q: ['quiet', 'garden'] },
+        sort: [],
+        page: 1,
+        limit: 5,
+        fields: ['id'],
+        ranked: true,
+      };
+      await expect(index.list(ranked)).rejects.toThrow(CatalogueUnavailableError);
+      await expect(index.list(ranked)).rejects.toThrow(/cut the search short/);
+      const sorted: ListQuery = {
+        ...ranked,
+        ranked: undefined,
+        sort: [{ field: 'quote_length', direction: 'desc' }],
+      };
+      await expect(index.list(sorted)).rejects.toThrow(/cut the search short/);
+      // Nothing to rank: the matches in the engine's own order, exact, and random picks.
+      const unranked = await index.list({ ...ranked, filters: { q: ['garden'] } });
+      expect(unranked.total).toBe(6);
+      expect(await index.random({ q: ['quiet', 'garden'] }, ['id'])).not.toBeNull();
+    }, 60_000);
+
+    it('answers 503 naming the indexer for an index built without the search fields', async () => {
+      const index = await (loadWith as Load)(relevanceQuotes());
+      const admin = engineAdmin as Meilisearch;
+      // Make the index just built look like one of the release before q.
+      const uid = lastUid;
+      const settings = await admin.index(uid).getSettings();
+      await admin
+        .index(uid)
+        .updateSettings({
+          filterableAttributes: (settings.filterableAttributes as string[]).filter(
+            (a) => !a.startsWith('q_'),
+          ),
+          searchableAttributes: ['author', 'work'],
+        })
+        .waitTask({ timeout: 60_000 });
+      const query: ListQuery = {
+        filters: { q: ['quiet', 'garden'] },
+        sort: [],
+        page: 1,
+        limit: 5,
+        fields: ['id'],
+      };
+      for (const call of [
+        () => index.list({ ...query, ranked: true }),
+        () => index.list(query),
+        () => index.random(query.filters, ['id']),
+      ]) {
+        await expect(call()).rejects.toThrow(CatalogueUnavailableError);
+        await expect(call()).rejects.toThrow(/run the indexer/);
+      }
+      // Everything without q still serves.
+      expect((await index.list({ ...query, filters: {} })).total).toBe(7);
+    }, 60_000);
+  },
+);

@@ -1,0 +1,70 @@
+/** The full-text search suite (search.suite.ts) on the embedded SQLite engine. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { describe, expect, it } from 'vitest';
+import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery } from './port.ts';
+import { describeSearch, relevanceQuotes } from './search.suite.ts';
+import { openSqliteCatalogue } from './sqlite.ts';
+import { createSqliteBuilder } from './sqlite-builder.ts';
+
+describeSearch(
+  'sqlite',
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-suite-'));
+    const opened: CatalogueIndex[] = [];
+    let builds = 0;
+    return {
+      async load(quotes) {
+        // A file per catalogue: each index keeps serving the file it opened.
+        const path = join(dir, `quotes-${++builds}.db`);
+        const builder = await createSqliteBuilder({ path });
+        try {
+          for (let i = 0; i < quotes.length; i += 250) await builder.add(quotes.slice(i, i + 250));
+          await builder.commit();
+        } catch (error) {
+          await builder.abort();
+          throw error;
+        }
+        const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+        opened.push(index);
+        return index;
+      },
+      async teardown() {
+        for (const index of opened) await index.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  { phraseFirst: true },
+);
+
+describe('a catalogue file of the format before full-text search', () => {
+  it('keeps serving everything but q, which answers 503 until the indexer rebuilds it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-old-'));
+    const path = join(dir, 'quotes.db');
+    try {
+      const builder = await createSqliteBuilder({ path });
+      await builder.add(relevanceQuotes());
+      await builder.commit();
+      // What a build of the release before q wrote: no search table, format 3.
+      const db = new DatabaseSync(path);
+      db.exec(`DROP TABLE search; UPDATE meta SET value = '3' WHERE key = 'format';`);
+      db.close();
+      const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+      try {
+        const query: ListQuery = { filters: {}, sort: [], page: 1, limit: 3, fields: ['id'] };
+        expect(await index.list(query)).toEqual({ items: [{ id: 1 }, { id: 2 }, { id: 3 }], total: 7 });
+        const searching = { ...query, filters: { q: ['garden'] } };
+        await expect(index.list(searching)).rejects.toThrow(CatalogueUnavailableError);
+        await expect(index.list({ ...searching, ranked: true })).rejects.toThrow(/run the indexer/);
+        await expect(index.random({ q: ['garden'] }, null)).rejects.toThrow(/run the indexer/);
+      } finally {
+        await index.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
