@@ -16,11 +16,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildFixtureCatalogue, expected, type FixtureCatalogue, fixtureApp } from './test-app.ts';
+import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
+import { words } from './catalogue/port.ts';
+import { buildFixtureCatalogue, type FixtureCatalogue, fixtureApp } from './test-app.ts';
 import { announceSkip, announceUsing, type Requirement } from './test-support/suites.ts';
 
-const QUERY = 'author_like=kierk&limit=2';
-const FILTER = { author_like: ['kierk'] };
+const QUERY = 'q=kierk&sort=id&limit=2';
+/** The quotes `q=kierk` finds: a word of the text, the author or the work begins with "kierk". */
+const searched = () =>
+  FIXTURE_QUOTES.filter((quote) =>
+    [quote.quote, quote.author, quote.work].some((text) => words(text).some((w) => w.startsWith('kierk'))),
+  ).sort((a, b) => a.id - b.id);
 
 function chromiumRequirement(): Requirement & { binary?: string } {
   const candidates = process.env.CHROMIUM_BIN
@@ -136,7 +142,8 @@ describe.runIf(chromium.available)('a page from another origin, in headless Chro
 
   it('shows the quotes when CORS_ORIGINS names the page origin; its preflight was not counted', async () => {
     await serve({ CORS_ORIGINS: `https://elsewhere.example.test,${pageOrigin}` });
-    const matching = expected(FILTER);
+    const matching = searched();
+    expect(matching.length).toBeGreaterThan(0);
     expect(await shownBy(chromium.binary as string, `${pageOrigin}/`)).toEqual({
       status: 200,
       ids: matching.slice(0, 2).map((quote) => quote.id),
