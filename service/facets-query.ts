@@ -11,14 +11,23 @@ import {
   FILTER_NAMES,
 } from './catalogue/port.ts';
 import { badRequest } from './errors.ts';
-import { checkParams, listKey, type RawQuery, readFilters, readLimit, shorten, tokens } from './query.ts';
+import {
+  checkParams,
+  listKey,
+  type RawQuery,
+  readFilters,
+  readLimit,
+  shorten,
+  tokens,
+  withSearch,
+} from './query.ts';
 
 export const FACETS_PATH = '/quotes/facets';
 /** Every filter of `/quotes` narrows facets too: a filter added there belongs here as well. */
-const FACET_PARAMS = [...FILTER_NAMES, 'facet', 'limit'] as const;
+const FACET_PARAMS = [...FILTER_NAMES, 'q', 'facet', 'limit'] as const;
 const FACET_REPEATABLE: ReadonlySet<string> = new Set([...FILTER_NAMES, 'facet']);
 
-/** `GET /quotes/facets`: the filters, `facet` (at least one), `limit` (1 to 100, default 20). */
+/** `GET /quotes/facets`: the filters and `q`, `facet` (at least one), `limit` (1 to 100, default 20). */
 export function parseFacetQuery(params: RawQuery): FacetQuery {
   checkParams(params, FACETS_PATH, FACET_PARAMS, FACET_REPEATABLE);
   const asked = tokens(params, 'facet', Number.POSITIVE_INFINITY).map((token) => {
@@ -34,7 +43,7 @@ export function parseFacetQuery(params: RawQuery): FacetQuery {
   }
   const wanted = new Set(asked);
   return {
-    filters: readFilters(params),
+    filters: withSearch(readFilters(params), params),
     facets: FACET_FIELDS.filter((field) => wanted.has(field)),
     limit: readLimit(params, DEFAULT_FACET_LIMIT),
   };

@@ -50,7 +50,12 @@ const FIELDS: readonly Field[] = ['author', 'work', 'category', 'genre'];
 const valuesOf = (quote: Quote, field: Field): string[] => (field === 'genre' ? quote.genre : [quote[field]]);
 
 /** The filters the model knows: a few of each kind, enough to narrow every facet differently. */
-type ModelFilters = Partial<Record<Field, string[]>> & { author_like?: string[]; work_id?: number[] };
+type ModelFilters = Partial<Record<Field, string[]>> & {
+  author_like?: string[];
+  work_id?: number[];
+  /** One search: every word a word of the text, author or work; the last may be a word's beginning. */
+  q?: [string];
+};
 
 function matchesModel(quote: Quote, filters: ModelFilters): boolean {
   for (const field of FIELDS) {
@@ -67,6 +72,13 @@ function matchesModel(quote: Quote, filters: ModelFilters): boolean {
     if (!ok) return false;
   }
   if (filters.work_id !== undefined && !filters.work_id.includes(quote.work_id)) return false;
+  if (filters.q !== undefined) {
+    const own = [quote.quote, quote.author, quote.work].flatMap(plainWords);
+    const wanted = plainWords(filters.q[0]);
+    const last = wanted.length - 1;
+    const found = wanted.every((word, i) => own.some((w) => (i === last ? w.startsWith(word) : w === word)));
+    if (!found) return false;
+  }
   return true;
 }
 
@@ -184,6 +196,7 @@ export function describeFacets(engine: string, serve: Serve): void {
         });
 
         const author = catalogue[0]?.author as string;
+        const firstWords = plainWords(catalogue[0]?.quote ?? '');
         const cases: [ModelFilters, Field[], number | undefined][] = [
           [{}, ['author', 'work', 'category', 'genre'], undefined],
           [{}, ['genre'], 100],
@@ -196,6 +209,10 @@ export function describeFacets(engine: string, serve: Serve): void {
           [{ author_like: ['a'], category: ['fiction', 'roman'] }, ['author'], 13],
           [{ work_id: [catalogue[1]?.work_id as number, 90_004] }, ['genre', 'author'], undefined],
           [{ author: ['nobody at all'] }, ['genre'], undefined],
+          [{ q: [firstWords[0] as string] }, ['author', 'genre'], 10],
+          [{ q: [`${firstWords[0]} ${(firstWords[1] ?? '').slice(0, 3)}`] }, ['work', 'category'], undefined],
+          [{ q: [firstWords[0] as string], category: ['fiction'] }, ['genre'], 5],
+          [{ q: ['zzzzqqq'] }, ['genre'], undefined],
         ];
         for (const [filters, fields, limit] of cases) {
           const query = queryString(filters, fields, limit);

@@ -317,7 +317,7 @@ export function parseListQuery(params: RawQuery): ListQuery {
 }
 
 /** The filters with `q` (search.ts), when given. */
-function withSearch(filters: Filters, params: RawQuery): Filters {
+export function withSearch(filters: Filters, params: RawQuery): Filters {
   const value = params.get('q')?.[0];
   if (value === undefined) return filters;
   try {

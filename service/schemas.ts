@@ -454,7 +454,7 @@ export const FacetsResponseSchema = Type.Object(
 export const facetsSchema = {
   summary: 'Facet counts',
   description:
-    'For each requested facet (author, work, category, genre), the values among the quotes matching the filters with their exact counts: ' +
+    'For each requested facet (author, work, category, genre), the values among the quotes matching the filters and `q` with their exact counts: ' +
     'most frequent first, then by folded value. Values compare as the filters do (folded: case, accents and spacing ignored; ' +
     'a quote counts once for each distinct genre it has), so `?genre=<value>` on /quotes lists exactly `count` quotes. ' +
     'Each value is shown as the lowest-id quote of the catalogue with that folded value spells it. Nothing matching is 200 with total_quotes 0 and empty lists.',
@@ -468,6 +468,7 @@ export const facetsSchema = {
         examples: [['genre', 'category']],
       }),
       ...filterParams,
+      q: searchParam,
       limit: Type.Optional(
         Type.Integer({
           minimum: 1,

@@ -54,6 +54,7 @@ import {
 } from './meilisearch-runs.ts';
 import {
   cutShort,
+  matchFilter,
   rankedSearches,
   restSearch,
   type SearchRequest,
@@ -333,7 +334,8 @@ class MeiliCatalogue implements CatalogueIndex {
    */
   async facets(query: FacetQuery): Promise<FacetResult> {
     const deadline = this.#deadline();
-    const filter = filterExpression(buildFilter(query.filters));
+    const filter =
+      query.filters.q === undefined ? filterExpression(buildFilter(query.filters)) : matchFilter(query);
     const { version } = await this.info();
     const memo = (field: FacetField) => JSON.stringify([version, filter ?? null, field]);
     const missing = query.facets.filter((field) => !this.#rankedFacets.has(memo(field)));

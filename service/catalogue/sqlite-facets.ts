@@ -21,8 +21,11 @@ export class FacetCounter {
     this.#columns = columns;
   }
 
-  /** The first `limit` values of `field` among the selected quotes, ranked as the port says. */
-  values(selection: Selection, field: FacetField, limit: number): FacetValue[] {
+  /**
+   * The first `limit` values of `field` among the selected quotes (or, with `q`, among its
+   * `matches`, ords of the selection), ranked as the port says.
+   */
+  values(selection: Selection, field: FacetField, limit: number, matches?: Int32Array): FacetValue[] {
     const columns = this.#columns;
     const folded = columns.foldedValues(field);
     const counts = new Float64Array(folded.length);
@@ -31,8 +34,7 @@ export class FacetCounter {
       field === 'genre'
         ? (() => {
             const { start, ranks } = columns.genreSets();
-            return (profile: number) => {
-              const size = sizes[profile] as number;
+            return (profile: number, size: number) => {
               for (let i = start[profile] as number; i < (start[profile + 1] as number); i++) {
                 const rank = ranks[i] as number;
                 counts[rank] = (counts[rank] as number) + size;
@@ -41,15 +43,17 @@ export class FacetCounter {
           })()
         : (() => {
             const ranks = columns.ranks(field);
-            return (profile: number) => {
+            return (profile: number, size: number) => {
               const rank = ranks[profile] as number;
-              counts[rank] = (counts[rank] as number) + (sizes[profile] as number);
+              counts[rank] = (counts[rank] as number) + size;
             };
           })();
-    if (selection.profiles === null) {
-      for (let profile = 0; profile < columns.profileCount; profile++) add(profile);
+    if (matches !== undefined) {
+      for (const ord of matches) add(columns.profileOf(ord), 1);
+    } else if (selection.profiles === null) {
+      for (let profile = 0; profile < columns.profileCount; profile++) add(profile, sizes[profile] as number);
     } else {
-      for (const profile of selection.profiles) add(profile);
+      for (const profile of selection.profiles) add(profile, sizes[profile] as number);
     }
     // The best `limit` values, kept in order while the counts are read: a catalogue has tens of
     // thousands of works, of which a request lists at most a hundred. Ranks ascend in this loop

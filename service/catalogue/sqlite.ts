@@ -389,10 +389,14 @@ class Snapshot {
 
   facets(query: FacetQuery): FacetResult {
     const selection = this.#select(query.filters);
+    const matches =
+      query.filters.q === undefined ? undefined : this.#search.matches(query.filters.q, selection);
     this.#facets ??= new FacetCounter(this.#columns);
     const facets: FacetResult['facets'] = {};
-    for (const field of query.facets) facets[field] = this.#facets.values(selection, field, query.limit);
-    return { total: selection.total, facets };
+    for (const field of query.facets) {
+      facets[field] = this.#facets.values(selection, field, query.limit, matches);
+    }
+    return { total: matches?.length ?? selection.total, facets };
   }
 
   get #search(): SqliteSearch {
