@@ -31,6 +31,7 @@ import {
   type SortField,
   type SortKey,
 } from './catalogue/port.ts';
+import { parseRanges, RANGE_EXPECTED, RANGE_NAMES, type RangeName, rangesKey } from './catalogue/ranges.ts';
 import { badRequest } from './errors.ts';
 
 /**
@@ -76,8 +77,8 @@ export interface RandomQuery {
   fields: readonly QuoteField[] | null;
 }
 
-const LIST_PARAMS = [...FILTER_NAMES, 'sort', 'order', 'page', 'limit', 'fields'] as const;
-const RANDOM_PARAMS = [...FILTER_NAMES, 'fields'] as const;
+const LIST_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'sort', 'order', 'page', 'limit', 'fields'] as const;
+const RANDOM_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'fields'] as const;
 const ID_PARAMS = ['fields'] as const;
 const V1_PARAMS = ['genre', 'page', 'limit', 'orderby', 'sort'] as const;
 /** Names some route accepts: elsewhere they are "not accepted here" rather than unknown. */
@@ -95,6 +96,7 @@ const EXPECTED: Record<string, string> = {
   limit: `an integer from 1 to ${MAX_LIMIT}`,
   fields: `one or more of ${list(QUOTE_FIELDS)}, comma-separated`,
   orderby: `one of ${list(V1_ORDER_FIELDS)}`,
+  ...RANGE_EXPECTED,
 };
 /** On `/api/v1/quotes`, `sort` is the direction: what it accepts there. */
 const V1_EXPECTED: Record<string, string> = { ...EXPECTED, sort: 'asc or desc' };
@@ -206,11 +208,24 @@ function readFilters(params: RawQuery, names: readonly FilterName[] = FILTER_NAM
     if (values !== undefined) raw[name] = values;
   }
   try {
-    return normaliseFilters(raw);
+    const filters = normaliseFilters(raw);
+    const ranges = names === FILTER_NAMES ? readRanges(params) : undefined;
+    if (ranges !== undefined) filters.ranges = ranges;
+    return filters;
   } catch (error) {
     if (error instanceof QueryError) throw badRequest(error.message);
     throw error;
   }
+}
+
+/** The range filters (single-valued; checkParams has refused repeats and empty values). */
+function readRanges(params: RawQuery) {
+  const raw: Partial<Record<RangeName, string>> = {};
+  for (const name of RANGE_NAMES) {
+    const value = params.get(name)?.[0];
+    if (value !== undefined) raw[name] = value;
+  }
+  return parseRanges(raw);
 }
 
 /** Comma-separated and repeated values as one list of tokens, in order; an empty token is a 400. */
@@ -374,6 +389,8 @@ export function listKey(route: string, query: ListQuery): string {
     filters.push(name, canonical);
   }
   const sort = query.sort.map((key) => `${key.field}:${key.direction}`);
+  const ranges = rangesKey(query.filters.ranges);
+  if (ranges !== '') filters.push('ranges', ranges);
   return JSON.stringify([route, filters, sort, query.page, query.limit, query.fields]);
 }
 

@@ -87,6 +87,8 @@ describe('index settings', () => {
         'genre_keys',
         'author_prefixes',
         'work_prefixes',
+        'quote_length',
+        'publish_day',
       ],
       sortableAttributes: [
         'id',
@@ -135,8 +137,11 @@ describe('index settings', () => {
         normaliseFilters({ author: ['a'], author_id: ['1'], author_like: ['a b'], work: ['w'] }),
       ),
       ...buildFilter(normaliseFilters({ work_id: ['2'], work_like: ['w'], category: ['c'], genre: ['g'] })),
+      ...buildFilter({ ranges: { min_length: 1, max_length: 2, published_from: 3, published_to: 4 } }),
     ];
-    const filtered = new Set(filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN)/g)].map((m) => m[1])));
+    const filtered = new Set(
+      filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN|>=|<=)/g)].map((m) => m[1])),
+    );
     // Plus id, which only a replica of an earlier release filters on.
     expect(['id', ...filtered].sort()).toEqual([...MEILI_SETTINGS.filterableAttributes].sort());
     const sorted = new Set(
@@ -256,6 +261,8 @@ describe('documents', () => {
       category_sort: 'poetry',
       genre_keys: ['resistance', 'lyric'],
       genre_sort: 'resistance',
+      // 1942-01-01, counted from 0000-01-01 (1970-01-01 is day 719,528).
+      publish_day: 709_301,
     });
   });
 

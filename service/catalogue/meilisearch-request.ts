@@ -46,6 +46,7 @@ import {
   type SortKey,
   wordSet,
 } from './port.ts';
+import { publishDay, type Ranges } from './ranges.ts';
 
 /**
  * Upper bound of `pagination.maxTotalHits`, and so of the catalogue size: exact totals
@@ -80,6 +81,8 @@ export interface MeiliQuoteDocument extends Quote {
   genre_keys: string[];
   /** Folded first genre: `genre` sorts by the first genre of the list. */
   genre_sort: string;
+  /** Day number of the first day of publish_date (ranges.ts): what `published_*` compare. */
+  publish_day: number;
 }
 
 /** Attributes searches may return: the Quote fields and the version marker, never the keys. */
@@ -113,6 +116,9 @@ export const MEILI_SETTINGS = {
     'genre_keys',
     'author_prefixes',
     'work_prefixes',
+    // Range filters compare numbers: the length as stored, the date as its first day's number.
+    'quote_length',
+    'publish_day',
   ],
   sortableAttributes: [
     'id',
@@ -233,6 +239,7 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       category_sort: category.sort,
       genre_keys: [...new Set(genres.map((g) => g.key))],
       genre_sort: genres[0]?.sort ?? '',
+      publish_day: publishDayOf(quote.publish_date),
     };
   };
 }
@@ -283,7 +290,31 @@ export function buildFilter(filters: Filters): string[] {
   if (some(filters.work_like)) parts.push(prefixes('work_prefixes', filters.work_like));
   if (some(filters.category)) parts.push(equals('category_key', filters.category.map(facetKey)));
   if (some(filters.genre)) parts.push(equals('genre_keys', filters.genre.map(facetKey)));
+  parts.push(...rangeFilter(filters.ranges));
   return parts;
+}
+
+/** The range filters: one comparison per bound, on integers only. */
+export function rangeFilter(ranges: Ranges | undefined): string[] {
+  if (ranges === undefined) return [];
+  const parts: string[] = [];
+  const bound = (attribute: string, operator: '>=' | '<=', value: number | undefined) => {
+    if (value === undefined) return;
+    if (!Number.isSafeInteger(value)) throw new Error(`range bound ${value} is not an integer`);
+    parts.push(`${attribute} ${operator} ${value}`);
+  };
+  bound('quote_length', '>=', ranges.min_length);
+  bound('quote_length', '<=', ranges.max_length);
+  bound('publish_day', '>=', ranges.published_from);
+  bound('publish_day', '<=', ranges.published_to);
+  return parts;
+}
+
+/** The day number the index stores for a publish date the indexer has validated. */
+function publishDayOf(date: string): number {
+  const day = publishDay(date);
+  if (day === undefined) throw new Error(`publish_date ${JSON.stringify(date)} is not a date`);
+  return day;
 }
 
 /** The engine's sort of port sort keys, always ending with id (ascending unless id was given). */

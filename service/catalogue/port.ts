@@ -7,6 +7,7 @@
  * contract's "folded form" and "words" (api-contract.md section 4), and backends store keys
  * computed by these functions at index time so that all of them agree.
  */
+import { inRanges, type Ranges } from './ranges.ts';
 
 /** Every field of a Quote, in the order responses list them. */
 export const QUOTE_FIELDS = [
@@ -92,6 +93,8 @@ export interface Filters {
   author_like?: string[][];
   /** As {@link Filters.author_like}, on the work title. */
   work_like?: string[][];
+  /** Bounds on quote_length and on publish_date (as day numbers): see ranges.ts. */
+  ranges?: Ranges;
 }
 export const FILTER_NAMES = [
   'author',
@@ -433,7 +436,8 @@ export function matches(quote: Quote, filters: Filters): boolean {
     has(filters.author_id, (v) => quote.author_id === v) &&
     has(filters.work_id, (v) => quote.work_id === v) &&
     prefixes(filters.author_like, quote.author) &&
-    prefixes(filters.work_like, quote.work)
+    prefixes(filters.work_like, quote.work) &&
+    inRanges(quote, filters.ranges)
   );
 }
 

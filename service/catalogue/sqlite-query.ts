@@ -27,6 +27,7 @@
  * force each one ({@link Strategies}).
  */
 import { compareCodePoints, type Filters, type SortKey } from './port.ts';
+import { publishDay } from './ranges.ts';
 import {
   type Columns,
   DISPLAY_FIELDS,
@@ -40,10 +41,15 @@ import {
 /** Fields whose values are held once per distinct value, and referred to by code. */
 export type CodedField = 'author' | 'work' | 'category' | 'genre' | 'publish_date';
 
-/** Quotes matching a filter set: their profiles (null: all of them) and exact number. */
+/**
+ * Quotes matching a filter set: their profiles (null: all of them) and exact number. A length
+ * range selects quotes within profiles: such a selection lists its quotes instead, as `ords` in
+ * id order (and `profiles` is then empty).
+ */
 export interface Selection {
   profiles: Int32Array | null;
   total: number;
+  ords?: Int32Array;
 }
 
 /** Forces a strategy (tests); by default each one is chosen by its estimated cost. */
@@ -213,6 +219,73 @@ export class CatalogueColumns {
 
   /** The quotes matching `filters`, with their exact number. */
   select(filters: Filters): Selection {
+    const selection = this.#selectProfiles(filters);
+    const min = filters.ranges?.min_length;
+    const max = filters.ranges?.max_length;
+    return min === undefined && max === undefined ? selection : this.#withinLengths(selection, min, max);
+  }
+
+  /**
+   * The quotes of a profile selection whose length lies in [min, max], listed in id order. The
+   * quotes in a length range are a run of `length_order`; whichever of that run and the
+   * selection is smaller is walked, keeping the quotes in both.
+   */
+  #withinLengths(selection: Selection, min: number | undefined, max: number | undefined): Selection {
+    const lengths = this.#c.lengths;
+    const lo = min === undefined ? 0 : upperBound(lengths, min - 1);
+    const hi = max === undefined ? lengths.length : upperBound(lengths, max);
+    if (lo === 0 && hi === lengths.length) return selection;
+    const empty = { profiles: new Int32Array(0), total: 0 };
+    if (lo >= hi || selection.total === 0) return empty;
+    const cumulative = this.#lengthCumulative;
+    const runStart = cumulative[lo] as number;
+    const runEnd = cumulative[hi] as number;
+    const order = this.#c.length_order;
+    let ords: Int32Array;
+    if (selection.profiles === null) {
+      ords = order.slice(runStart, runEnd);
+    } else if (selection.total <= runEnd - runStart) {
+      const starts = this.#c.profile_start;
+      const profileOrds = this.#c.profile_ords;
+      const rank = this.#c.length_rank;
+      const kept: number[] = [];
+      for (const profile of selection.profiles) {
+        for (let i = starts[profile] as number; i < (starts[profile + 1] as number); i++) {
+          const ord = profileOrds[i] as number;
+          const r = rank[ord] as number;
+          if (r >= lo && r < hi) kept.push(ord);
+        }
+      }
+      ords = Int32Array.from(kept);
+    } else {
+      const { epoch } = this.markProfiles(selection.profiles);
+      const mark = this.#mark;
+      const profileOf = this.#c.profile;
+      const kept: number[] = [];
+      for (let i = runStart; i < runEnd; i++) {
+        const ord = order[i] as number;
+        if (mark[profileOf[ord] as number] === epoch) kept.push(ord);
+      }
+      ords = Int32Array.from(kept);
+    }
+    if (ords.length === 0) return empty;
+    // Ords are ranks by id: sorting them numerically is id order.
+    ords.sort();
+    return { profiles: new Int32Array(0), total: ords.length, ords };
+  }
+
+  /** Ranks of the publish dates whose first day lies in [from, to] (day numbers). */
+  #publishRanks(from: number | undefined, to: number | undefined): number[] {
+    const out: number[] = [];
+    for (const [rank, date] of this.#dictionaries.publish_date.entries()) {
+      const day = publishDay(date);
+      if (day === undefined) continue;
+      if ((from === undefined || day >= from) && (to === undefined || day <= to)) out.push(rank);
+    }
+    return out;
+  }
+
+  #selectProfiles(filters: Filters): Selection {
     const constraints = new Map<ConstraintKey, number[]>();
     const add = (key: ConstraintKey, ranks: Iterable<number>) => {
       const wanted = new Set(ranks);
@@ -232,6 +305,8 @@ export class CatalogueColumns {
     if (present(filters.work_id)) add('work_id', numbers(this.#c.work_ids, filters.work_id));
     if (present(filters.author_like)) add('author_id', this.#likeRanks('author', filters.author_like));
     if (present(filters.work_like)) add('work_id', this.#likeRanks('work', filters.work_like));
+    const { published_from: from, published_to: to } = filters.ranges ?? {};
+    if (from !== undefined || to !== undefined) add('publish_date', this.#publishRanks(from, to));
     if (constraints.size === 0) return { profiles: null, total: this.count };
     // The driver: the constraint with the fewest candidate profiles.
     let driver: ConstraintKey | null = null;
@@ -294,7 +369,10 @@ export class CatalogueColumns {
   ): number[] {
     const out: number[] = [];
     const count = Math.min(limit, selection.total - offset);
-    if (count > 0) new PageReader(this, this.#c, strategies).profiles(selection, sort, offset, count, out);
+    if (count <= 0) return out;
+    const reader = new PageReader(this, this.#c, strategies);
+    if (selection.ords !== undefined) reader.ords(selection.ords, true, sort, offset, count, out);
+    else reader.profiles(selection, sort, offset, count, out);
     return out;
   }
 
@@ -302,6 +380,7 @@ export class CatalogueColumns {
   randomOrd(selection: Selection, random: (n: number) => number): number | null {
     if (selection.total === 0) return null;
     const target = random(selection.total);
+    if (selection.ords !== undefined) return selection.ords[target] as number;
     if (selection.profiles === null) return target;
     // Each quote owns one slot of [0, total): the profile whose run holds the target, then its quote.
     const starts = this.#c.profile_start;

@@ -36,6 +36,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
+import { hasRanges, rangesKey } from './ranges.ts';
 import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './sqlite-json.ts';
 import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
 import {
@@ -146,11 +147,6 @@ export class SqliteCatalogue implements CatalogueIndex {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.random(filters, normaliseFields(fields)));
   }
-
-  /**
-   * Where the texts of the file being served are read from, once that is settled (null: no file
-   * is open). For tests and operators; answers are the same either way.
-   */
   async texts(): Promise<TextMemoryState | null> {
     return (await this.#current?.texts.settled()) ?? null;
   }
@@ -368,7 +364,7 @@ class Snapshot {
 
   /** The quotes matching a filter set, remembered per canonical filter set. */
   #select(filters: Filters): Selection {
-    if (!FILTER_NAMES.some((name) => (filters[name]?.length ?? 0) > 0)) {
+    if (!FILTER_NAMES.some((name) => (filters[name]?.length ?? 0) > 0) && !hasRanges(filters.ranges)) {
       return { profiles: null, total: this.count };
     }
     const key = canonicalFilters(filters);
@@ -525,6 +521,7 @@ function canonicalFilters(filters: Filters): string {
       parts.push([...new Set(values as (string | number)[])].sort());
     }
   }
+  parts.push(rangesKey(filters.ranges));
   return JSON.stringify(parts);
 }
 
@@ -550,21 +547,26 @@ class SelectionCache {
   }
 
   set(key: string, value: Selection): void {
-    const size = value.profiles?.length ?? 0;
+    const size = selectionSize(value);
     if (size > this.#maxProfiles) return;
     const previous = this.#map.get(key);
     if (previous !== undefined) {
       this.#map.delete(key);
-      this.#profiles -= previous.profiles?.length ?? 0;
+      this.#profiles -= selectionSize(previous);
     }
     this.#map.set(key, value);
     this.#profiles += size;
     for (const [oldest, selection] of this.#map) {
       if (this.#map.size <= this.#maxEntries && this.#profiles <= this.#maxProfiles) break;
       this.#map.delete(oldest);
-      this.#profiles -= selection.profiles?.length ?? 0;
+      this.#profiles -= selectionSize(selection);
     }
   }
+}
+
+/** What a selection holds in memory, in list entries: its profiles, or its quotes when listed. */
+function selectionSize(selection: Selection): number {
+  return selection.ords?.length ?? selection.profiles?.length ?? 0;
 }
 
 function randomInt(n: number): number {
