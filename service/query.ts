@@ -32,6 +32,7 @@ import {
   type SortKey,
 } from './catalogue/port.ts';
 import { parseRanges, RANGE_EXPECTED, RANGE_NAMES, type RangeName, rangesKey } from './catalogue/ranges.ts';
+import { MAX_SAMPLE } from './catalogue/sample.ts';
 import { badRequest } from './errors.ts';
 
 /**
@@ -75,14 +76,16 @@ export type RawQuery = Map<string, string[]>;
 export interface RandomQuery {
   filters: Filters;
   fields: readonly QuoteField[] | null;
+  /** `/quotes/random?count=N`: how many distinct quotes to draw (an array answer); absent: one. */
+  count?: number;
 }
 
 const LIST_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'sort', 'order', 'page', 'limit', 'fields'] as const;
-const RANDOM_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'fields'] as const;
+const RANDOM_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'count', 'fields'] as const;
 const ID_PARAMS = ['fields'] as const;
 const V1_PARAMS = ['genre', 'page', 'limit', 'orderby', 'sort'] as const;
 /** Names some route accepts: elsewhere they are "not accepted here" rather than unknown. */
-const KNOWN_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...V1_PARAMS]);
+const KNOWN_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...RANDOM_PARAMS, ...V1_PARAMS]);
 
 const list = (values: readonly string[]) => values.join(', ');
 
@@ -97,6 +100,7 @@ const EXPECTED: Record<string, string> = {
   fields: `one or more of ${list(QUOTE_FIELDS)}, comma-separated`,
   orderby: `one of ${list(V1_ORDER_FIELDS)}`,
   ...RANGE_EXPECTED,
+  count: `an integer from 1 to ${MAX_SAMPLE}`,
 };
 /** On `/api/v1/quotes`, `sort` is the direction: what it accepts there. */
 const V1_EXPECTED: Record<string, string> = { ...EXPECTED, sort: 'asc or desc' };
@@ -327,7 +331,22 @@ export function parseListQuery(params: RawQuery): ListQuery {
 /** `GET /quotes/random`: the filters and `fields`, nothing else (contract section 5). */
 export function parseRandomQuery(params: RawQuery): RandomQuery {
   checkParams(params, '/quotes/random', RANDOM_PARAMS, FILTERS_REPEATABLE);
-  return { filters: readFilters(params), fields: readFields(params) };
+  const query: RandomQuery = { filters: readFilters(params), fields: readFields(params) };
+  const count = readCount(params);
+  if (count !== undefined) query.count = count;
+  return query;
+}
+
+/** `count` on `/quotes/random`: 1 to MAX_SAMPLE distinct quotes. */
+function readCount(params: RawQuery): number | undefined {
+  const value = params.get('count')?.[0];
+  if (value === undefined) return undefined;
+  if (!DECIMAL_INTEGER.test(value) || value.length > 2 || Number(value) > MAX_SAMPLE) {
+    throw badRequest(
+      `count must be an integer from 1 to ${MAX_SAMPLE}${integerHint(value)}, got '${shorten(value)}'`,
+    );
+  }
+  return Number(value);
 }
 
 /**

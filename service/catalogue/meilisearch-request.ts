@@ -472,3 +472,62 @@ export function buildIndexUid(live: string, stamp: string): string {
 export function buildIndexPrefix(live: string): string {
   return `${live}_build_`;
 }
+
+/**
+ * Matches up to this many are sampled from one read of all their ids (then one read of the drawn
+ * quotes by id); more are sampled by reading each drawn offset.
+ */
+export const SAMPLE_SCAN = 1_000;
+
+/**
+ * Drawn offsets at most this far apart are read in one request (the engine walks a short run
+ * of documents for the price of one request).
+ */
+export const SAMPLE_GAP = 16;
+
+/**
+ * `randomSample`, first read: the ids of the first {@link SAMPLE_SCAN} matches in the engine's own
+ * order (the order offsets count in), with the exact total and the build that answered.
+ */
+export function sampleScanRequest(filter: string | undefined): FetchRequest {
+  return withFilter(filter, { offset: 0, limit: SAMPLE_SCAN, fields: ['id', 'catalogue_version'] });
+}
+
+/** `randomSample`, second read when every id is known: the drawn quotes by id. */
+export function sampleByIdsRequest(
+  ids: readonly number[],
+  fields: readonly QuoteField[] | null,
+): FetchRequest {
+  for (const id of ids) {
+    if (!Number.isSafeInteger(id)) throw new Error(`id ${id} is not an integer`);
+  }
+  return {
+    filter: idsIn('id', ids),
+    offset: 0,
+    limit: ids.length,
+    fields: [...new Set([...retrievedFields(fields), 'id', 'catalogue_version'])],
+  };
+}
+
+/**
+ * `randomSample` on many matches: runs of drawn offsets, each read in one request (offsets at most
+ * {@link SAMPLE_GAP} apart share a run), in the engine's own order as {@link pickRequest} reads.
+ */
+export function sampleRunRequests(
+  filter: string | undefined,
+  offsets: readonly number[],
+  fields: readonly QuoteField[] | null,
+): { request: FetchRequest; offset: number }[] {
+  const sorted = [...offsets].sort((a, b) => a - b);
+  const runs: { first: number; last: number }[] = [];
+  for (const offset of sorted) {
+    const run = runs.at(-1);
+    if (run !== undefined && offset - run.last <= SAMPLE_GAP) run.last = offset;
+    else runs.push({ first: offset, last: offset });
+  }
+  const wanted = [...new Set([...retrievedFields(fields), 'catalogue_version'])];
+  return runs.map(({ first, last }) => ({
+    offset: first,
+    request: withFilter(filter, { offset: first, limit: last - first + 1, fields: wanted }),
+  }));
+}

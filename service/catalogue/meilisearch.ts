@@ -36,7 +36,11 @@ import {
   pageRequest,
   pickRequest,
   projectHit,
+  SAMPLE_SCAN,
   SHALLOW_OFFSET,
+  sampleByIdsRequest,
+  sampleRunRequests,
+  sampleScanRequest,
 } from './meilisearch-request.ts';
 import {
   type CatalogueIndex,
@@ -49,6 +53,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
+import { drawDistinct } from './sample.ts';
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
@@ -228,6 +233,57 @@ class MeiliCatalogue implements CatalogueIndex {
       total = response.total;
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
+  }
+
+  /**
+   * Draws distinct offsets in the exact total, then reads the quotes there: when every match's id
+   * came with the total (at most SAMPLE_SCAN matches), one more read by id; otherwise one read
+   * per run of nearby offsets, all at once. Every read names the build that answered it, and a
+   * draw that saw two builds (a catalogue swapped in meanwhile) is drawn again.
+   */
+  async randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]> {
+    const deadline = this.#deadline();
+    const filter = filterExpression(buildFilter(filters));
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const scan = await this.#fetch(sampleScanRequest(filter), deadline);
+      const total = scan.total;
+      if (total === 0) return [];
+      const offsets = drawDistinct(total, count, randomInt);
+      const versions = new Set(scan.results.map((hit) => hit.catalogue_version));
+      let sameTotal = true;
+      let byOffset: Map<number, MeiliQuoteDocument>;
+      if (total <= SAMPLE_SCAN && scan.results.length === total) {
+        const ids = offsets.map((offset) => (scan.results[offset] as MeiliQuoteDocument).id);
+        const read = await this.#fetch(sampleByIdsRequest(ids, fields), deadline);
+        const byId = new Map(read.results.map((hit) => [hit.id, hit]));
+        for (const hit of read.results) versions.add(hit.catalogue_version);
+        byOffset = new Map();
+        for (const [i, offset] of offsets.entries()) {
+          const hit = byId.get(ids[i] as number);
+          if (hit !== undefined) byOffset.set(offset, hit);
+        }
+      } else {
+        const runs = sampleRunRequests(filter, offsets, fields);
+        const answers = await Promise.all(runs.map((run) => this.#fetch(run.request, deadline)));
+        byOffset = new Map();
+        for (const [i, answer] of answers.entries()) {
+          if (answer.total !== total) sameTotal = false;
+          for (const [j, hit] of answer.results.entries()) {
+            byOffset.set((runs[i] as { offset: number }).offset + j, hit);
+            versions.add(hit.catalogue_version);
+          }
+        }
+      }
+      if (sameTotal && versions.size === 1 && offsets.every((offset) => byOffset.has(offset))) {
+        return offsets.map((offset) => projectHit(byOffset.get(offset) as object, fields));
+      }
+      // The catalogue was replaced between the reads: draw again in the new one.
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while random quotes were drawn');
   }
 
   async close(): Promise<void> {

@@ -182,6 +182,16 @@ export interface CatalogueIndex {
   /** One quote chosen uniformly at random among those matching, or null when none matches. */
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /**
+   * Up to `count` distinct quotes drawn uniformly without replacement among those matching, in
+   * draw order (every ordered selection equally likely); all of them when fewer match, none when
+   * none matches. `count` is 1..MAX_SAMPLE (sample.ts).
+   */
+  randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]>;
+  /**
    * Optional: the failure of the backend's last engine request when none succeeded since (a
    * remote engine found down, refusing or too slow), so that readiness follows it at once rather
    * than at the next read. Backends without a remote engine leave it out.

@@ -28,6 +28,7 @@
  */
 import { compareCodePoints, type Filters, type SortKey } from './port.ts';
 import { publishDay } from './ranges.ts';
+import { drawDistinct } from './sample.ts';
 import {
   type Columns,
   DISPLAY_FIELDS,
@@ -392,6 +393,34 @@ export class CatalogueColumns {
       before += size;
     }
     throw new Error('a selection total disagrees with its profiles');
+  }
+
+  /**
+   * The ords of up to `count` quotes drawn uniformly without replacement among the selection, in
+   * draw order. Positions are drawn in [0, total) and mapped to quotes as {@link randomOrd} maps
+   * one: in a single pass over the selection's profiles.
+   */
+  sampleOrds(selection: Selection, count: number, random: (n: number) => number): number[] {
+    const positions = drawDistinct(selection.total, count, random);
+    if (selection.ords !== undefined) return positions.map((p) => selection.ords?.[p] as number);
+    if (selection.profiles === null) return positions;
+    const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
+    const out = new Array<number>(positions.length);
+    const starts = this.#c.profile_start;
+    let before = 0;
+    let next = 0;
+    for (const profile of selection.profiles) {
+      if (next >= order.length) break;
+      const size = (starts[profile + 1] as number) - (starts[profile] as number);
+      while (next < order.length && (order[next] as readonly [number, number])[0] < before + size) {
+        const [position, slot] = order[next] as readonly [number, number];
+        out[slot] = this.#c.profile_ords[(starts[profile] as number) + position - before] as number;
+        next++;
+      }
+      before += size;
+    }
+    if (next < order.length) throw new Error('a selection total disagrees with its profiles');
+    return out;
   }
 
   /** The ord of the quote with this id, or -1. */

@@ -147,6 +147,19 @@ export class SqliteCatalogue implements CatalogueIndex {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.random(filters, normaliseFields(fields)));
   }
+  async randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]> {
+    const snapshot = this.#snapshot();
+    return guard(() => snapshot.randomSample(filters, normaliseFields(fields), count));
+  }
+
+  /**
+   * Where the texts of the file being served are read from, once that is settled (null: no file
+   * is open). For tests and operators; answers are the same either way.
+   */
   async texts(): Promise<TextMemoryState | null> {
     return (await this.#current?.texts.settled()) ?? null;
   }
@@ -360,6 +373,11 @@ class Snapshot {
   random(filters: Filters, fields: readonly QuoteField[] | null): QuoteProjection | null {
     const ord = this.#columns.randomOrd(this.#select(filters), randomInt);
     return ord === null ? null : (this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection);
+  }
+
+  randomSample(filters: Filters, fields: readonly QuoteField[] | null, count: number): QuoteProjection[] {
+    const ords = this.#columns.sampleOrds(this.#select(filters), count, randomInt);
+    return ords.length === 0 ? [] : this.#project(ords, fields ?? QUOTE_FIELDS);
   }
 
   /** The quotes matching a filter set, remembered per canonical filter set. */

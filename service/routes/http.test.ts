@@ -544,6 +544,9 @@ describe('server errors', () => {
       random: async () => {
         throw error;
       },
+      randomSample: async () => {
+        throw error;
+      },
       close: () => real.close(),
     };
   }
@@ -646,6 +649,10 @@ describe('/health, /ready and the docs', () => {
       'work_like',
       'category',
       'genre',
+      'min_length',
+      'max_length',
+      'published_from',
+      'published_to',
       'sort',
       'order',
       'page',
