@@ -34,6 +34,7 @@ import { lazyChildLogger, RequestLogController, serializeRequest } from './reque
 import { emptyParamError, fallbackRoutes, isKnownPath, routableUrl } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
+import { todayRoutes } from './routes/today.ts';
 import { v1Routes } from './routes/v1.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
@@ -199,6 +200,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
       done(emptyParamError(request) ?? authenticate(request)),
     );
     await quotes.register(quoteRoutes, { catalogue, answers });
+    await quotes.register(todayRoutes, { catalogue, now: deps.now ?? Date.now });
     await quotes.register(v1Routes, { catalogue, answers });
   });
   await app.register(fallbackRoutes);

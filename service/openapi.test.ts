@@ -101,7 +101,13 @@ describe('parameter examples', () => {
         expect(quotesIn(response.json()), target).toBeGreaterThan(0);
       }
     }
-    expect(operationsSeen.sort()).toEqual(['/api/v1/quotes', '/quotes', '/quotes/random', '/quotes/{id}']);
+    expect(operationsSeen.sort()).toEqual([
+      '/api/v1/quotes',
+      '/quotes',
+      '/quotes/random',
+      '/quotes/today',
+      '/quotes/{id}',
+    ]);
   });
 });
 

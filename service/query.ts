@@ -83,6 +83,7 @@ export interface RandomQuery {
 const LIST_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'sort', 'order', 'page', 'limit', 'fields'] as const;
 const RANDOM_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'count', 'fields'] as const;
 const ID_PARAMS = ['fields'] as const;
+const TODAY_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'fields'] as const;
 const V1_PARAMS = ['genre', 'page', 'limit', 'orderby', 'sort'] as const;
 /** Names some route accepts: elsewhere they are "not accepted here" rather than unknown. */
 const KNOWN_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...RANDOM_PARAMS, ...V1_PARAMS]);
@@ -335,6 +336,17 @@ export function parseRandomQuery(params: RawQuery): RandomQuery {
   const count = readCount(params);
   if (count !== undefined) query.count = count;
   return query;
+}
+
+/** `GET /quotes/today`: the filters (ranges included) and `fields`. */
+export function parseTodayQuery(params: RawQuery): RandomQuery {
+  checkParams(params, '/quotes/today', TODAY_PARAMS, FILTERS_REPEATABLE);
+  return { filters: readFilters(params), fields: readFields(params) };
+}
+
+/** A canonical text of a filter set alone (equal for equivalent filters), as {@link listKey} writes it. */
+export function filtersKey(filters: Filters): string {
+  return listKey('', { filters, sort: [], page: 1, limit: 1, fields: null });
 }
 
 /** `count` on `/quotes/random`: 1 to MAX_SAMPLE distinct quotes. */

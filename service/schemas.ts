@@ -355,6 +355,36 @@ export const randomQuoteSchema = {
   },
 };
 
+/** Headers of the quote of the day: cacheable by anyone until midnight UTC. */
+const TODAY_HEADERS = {
+  ...RATE_LIMIT_HEADERS,
+  ETag: Type.String({ description: 'Weak tag; changes with the day, the catalogue, the filters and fields' }),
+  'Cache-Control': Type.String({ description: 'public, max-age=<seconds until midnight UTC, 1 to 86400>' }),
+};
+
+export const todayQuoteSchema = {
+  summary: 'The quote of the day',
+  description:
+    "One quote per UTC day among those matching the filters, the same on every replica: the SHA-256 of the UTC date and the canonical filters picks an offset in the exact number of matches, and the quote at that offset by id ascending is the day's. It changes at midnight UTC (and when the catalogue is replaced). Cache-Control: public, max-age=<seconds until midnight UTC>; an ETag, as list answers have.",
+  tags: ['quotes'],
+  security,
+  querystring: Type.Object(
+    { ...filterParams, ...rangeParams, fields: fieldsParam },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: Type.Ref(QuoteSchema, {
+      description: "The day's quote. Cache-Control: public, max-age=<seconds until midnight UTC>",
+      headers: TODAY_HEADERS,
+    }),
+    304: Type.Null({
+      description: 'Not Modified: If-None-Match matched the current ETag; no body',
+      headers: TODAY_HEADERS,
+    }),
+    ...quoteErrors('No quote matches the filters'),
+  },
+};
+
 export const quoteByIdSchema = {
   summary: 'One quote by id',
   tags: ['quotes'],

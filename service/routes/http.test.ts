@@ -630,6 +630,7 @@ describe('/health, /ready and the docs', () => {
       '/health',
       '/quotes',
       '/quotes/random',
+      '/quotes/today',
       '/quotes/{id}',
       '/ready',
     ]);

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { generateQuotes } from '../../indexer/generate.ts';
-import { buildApp } from '../app.ts';
+import { type AppDeps, buildApp } from '../app.ts';
 import type { Quote } from '../catalogue/port.ts';
 import { loadConfig } from '../config.ts';
 import { buildFixtureCatalogue } from '../test-app.ts';
@@ -63,8 +63,8 @@ export function meiliBackend(source: MeiliEngineSource, suite: string): EngineBa
 }
 
 /** An app reading the catalogue `env` names, with a limit no suite reaches. */
-export function engineApp(env: Record<string, string>): Promise<FastifyInstance> {
-  return buildApp(loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000000', ...env }));
+export function engineApp(env: Record<string, string>, deps: AppDeps = {}): Promise<FastifyInstance> {
+  return buildApp(loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '1000000000', ...env }), deps);
 }
 
 const codePoints = (text: string) => Array.from(text).length;
