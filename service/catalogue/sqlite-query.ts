@@ -243,6 +243,25 @@ export class CatalogueColumns {
     const runEnd = cumulative[hi] as number;
     const order = this.#c.length_order;
     let ords: Int32Array;
+    const smaller = Math.min(selection.total, runEnd - runStart);
+    if (smaller * Math.log2(smaller + 1) > this.count) {
+      // Most quotes are kept: one walk over all of them in id order costs less than sorting.
+      const rank = this.#c.length_rank;
+      const profileOf = this.#c.profile;
+      const epoch = selection.profiles === null ? 0 : this.markProfiles(selection.profiles).epoch;
+      const mark = this.#mark;
+      const kept = new Int32Array(smaller);
+      let found = 0;
+      for (let ord = 0; ord < this.count; ord++) {
+        const r = rank[ord] as number;
+        if (r < lo || r >= hi) continue;
+        if (epoch !== 0 && mark[profileOf[ord] as number] !== epoch) continue;
+        kept[found++] = ord;
+      }
+      return found === 0
+        ? empty
+        : { profiles: new Int32Array(0), total: found, ords: kept.subarray(0, found) };
+    }
     if (selection.profiles === null) {
       ords = order.slice(runStart, runEnd);
     } else if (selection.total <= runEnd - runStart) {
@@ -275,14 +294,27 @@ export class CatalogueColumns {
     return { profiles: new Int32Array(0), total: ords.length, ords };
   }
 
-  /** Ranks of the publish dates whose first day lies in [from, to] (day numbers). */
+  /** Per publish_date rank, the day number of the date's first day; computed on first use. */
+  #publishDays: Float64Array | undefined;
+
+  /**
+   * Ranks of the publish dates whose first day lies in [from, to] (day numbers). Dates sort as
+   * strings, which orders their first days too (a partial date sorts before the full dates of its
+   * period, and shares its first day with the earliest of them), so the ranks form one run.
+   */
   #publishRanks(from: number | undefined, to: number | undefined): number[] {
-    const out: number[] = [];
-    for (const [rank, date] of this.#dictionaries.publish_date.entries()) {
-      const day = publishDay(date);
-      if (day === undefined) continue;
-      if ((from === undefined || day >= from) && (to === undefined || day <= to)) out.push(rank);
+    if (this.#publishDays === undefined) {
+      this.#publishDays = Float64Array.from(this.#dictionaries.publish_date, (date) => {
+        const day = publishDay(date);
+        if (day === undefined) throw new Error(`inconsistent catalogue: '${date}' is not a publish date`);
+        return day;
+      });
     }
+    const days = this.#publishDays;
+    const lo = from === undefined ? 0 : upperBound(days, from - 1);
+    const hi = to === undefined ? days.length : upperBound(days, to);
+    const out: number[] = [];
+    for (let rank = lo; rank < hi; rank++) out.push(rank);
     return out;
   }
 
