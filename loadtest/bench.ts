@@ -13,6 +13,7 @@ import { ensureKeys } from '../deploy/meili-keys.ts';
 import { QUOTE_FIELDS, SORT_FIELDS } from '../service/catalogue/port.ts';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
+import { type FeatureKind, featurePaths } from './bench/features.ts';
 import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
 import { encodeBatches, ingestDirect, meiliVersion, startMeili, startRecorder } from './bench/meili.ts';
 import {
@@ -244,6 +245,19 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       });
       log(summary(`  mix kind ${kind}`, byKind[kind]));
     }
+    // Range filters, several random quotes and the quote of the day, each kind alone.
+    const features: Partial<Record<FeatureKind, LoadResult>> = {};
+    for (const [kind, paths] of Object.entries(featurePaths(vocab, random, options.quick ? 1000 : 20_000))) {
+      features[kind as FeatureKind] = await measure({
+        baseUrl: service.url,
+        paths,
+        headers: auth,
+        connections: options.connections,
+        duration: Math.max(1, Math.round(options.duration / 4)),
+        amount: options.quick ? 200 : undefined,
+      });
+      log(summary(`  ${kind}`, features[kind as FeatureKind] as LoadResult));
+    }
     log(memoryLine(service.child.pid, 'each kind of the mix'));
     const peakRssBytes = memory.peak() ?? null;
     memory.stop();
@@ -309,6 +323,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       mix: mixRun,
       mixAtRate: { ...mixAtRate, rate: options.mixRate },
       byKind,
+      features,
       byId: idRun,
       service: { idleRssBytes, peakRssBytes },
       redis,

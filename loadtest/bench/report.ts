@@ -67,6 +67,8 @@ export interface BenchResults {
   mixAtRate?: LoadResult & { rate: number };
   /** Each kind of the mix on its own (shorter runs): where the mix's latency comes from. */
   byKind: Partial<Record<MixKind, LoadResult>>;
+  /** Range filters, `/quotes/random?count=50` and `/quotes/today`, each alone (distinct paths). */
+  features?: Partial<Record<string, LoadResult>>;
   byId: LoadResult;
   service: { idleRssBytes: number | null; peakRssBytes: number | null };
   redis: RedisResult;
@@ -130,6 +132,7 @@ export function failures(results: BenchResults): string[] {
       : [['uncached mix at a fixed rate', results.mixAtRate] as [string, LoadResult]]),
     ['by id', results.byId],
     ...Object.entries(results.byKind).map(([kind, r]) => [`mix kind ${kind}`, r] as [string, LoadResult]),
+    ...Object.entries(results.features ?? {}).map(([kind, r]) => [kind, r] as [string, LoadResult]),
   ];
   if ('memory' in results.redis) {
     runs.push(
@@ -252,6 +255,9 @@ export function table(report: BenchReport): string {
           `| uncached mix, open loop at ${int.format(r.mixAtRate.rate)} req/s (other distinct paths) | ${run(r.mixAtRate)} |`,
         ]),
     ...Object.entries(r.byKind).map(([kind, k]) => `| &nbsp;&nbsp;mix kind \`${kind}\` alone | ${run(k)} |`),
+    ...Object.entries(r.features ?? {}).map(
+      ([kind, k]) => `| \`${kind}\` alone (distinct paths) | ${run(k as LoadResult)} |`,
+    ),
     `| by id (${int.format(c.idPaths)} random ids) | ${run(r.byId)} |`,
     `| service RSS idle / peak | ${mb(r.service.idleRssBytes)} / ${mb(r.service.peakRssBytes)} |`,
     ...('memory' in r.redis

@@ -1,0 +1,46 @@
+/**
+ * Benchmark paths of the range filters, several random quotes and the quote of the day: each
+ * set pairwise distinct (so no answer comes from a cache), with bounds wide enough that every
+ * request finds quotes in a generated catalogue (lengths 40 to 600, years 1000 to 2024).
+ */
+import type { Random, Vocabulary } from '../lib/mix.ts';
+
+export const FEATURE_KINDS = ['ranges', 'random count=50', 'today'] as const;
+export type FeatureKind = (typeof FEATURE_KINDS)[number];
+
+const between = (random: Random, low: number, high: number) => low + Math.floor(random() * (high - low + 1));
+
+/** A range filter pair that keeps a good share of a generated catalogue. */
+function rangeParams(random: Random): string {
+  const min = between(random, 40, 300);
+  const from = between(random, 1000, 1800);
+  const month = String(between(random, 1, 12)).padStart(2, '0');
+  return `min_length=${min}&max_length=${min + between(random, 100, 300)}&published_from=${from}-${month}&published_to=${from + between(random, 150, 224)}`;
+}
+
+/** Up to `count` distinct paths of each kind. */
+export function featurePaths(
+  vocab: Vocabulary,
+  random: Random,
+  count: number,
+): Record<FeatureKind, string[]> {
+  const kinds = {} as Record<FeatureKind, string[]>;
+  const draw = (make: () => string) => {
+    const seen = new Set<string>();
+    for (let tries = 0; seen.size < count && tries < count * 20; tries++) seen.add(make());
+    return [...seen];
+  };
+  const category = () => {
+    const sample = vocab.samples[Math.floor(random() * vocab.samples.length)];
+    return sample === undefined ? '' : `&category=${encodeURIComponent(sample.category)}`;
+  };
+  kinds.ranges = draw(() => {
+    const sort = random() < 0.5 ? '&sort=quote_length&order=desc' : '';
+    return `/quotes?${rangeParams(random)}${random() < 0.3 ? category() : ''}${sort}`;
+  });
+  kinds['random count=50'] = draw(
+    () => `/quotes/random?count=50&${rangeParams(random)}&fields=id,author,quote`,
+  );
+  kinds.today = draw(() => `/quotes/today?${rangeParams(random)}`);
+  return kinds;
+}
