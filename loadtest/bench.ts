@@ -247,7 +247,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     }
     // Range filters, several random quotes and the quote of the day, each kind alone.
     const features: Partial<Record<FeatureKind, LoadResult>> = {};
-    for (const [kind, paths] of Object.entries(featurePaths(vocab, random, options.quick ? 1000 : 20_000))) {
+    for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 1000 : 20_000))) {
       features[kind as FeatureKind] = await measure({
         baseUrl: service.url,
         paths,

@@ -3,7 +3,7 @@
  * set pairwise distinct (so no answer comes from a cache), with bounds wide enough that every
  * request finds quotes in a generated catalogue (lengths 40 to 600, years 1000 to 2024).
  */
-import type { Random, Vocabulary } from '../lib/mix.ts';
+import type { Random } from '../lib/mix.ts';
 
 export const FEATURE_KINDS = ['ranges', 'random count=50', 'today'] as const;
 export type FeatureKind = (typeof FEATURE_KINDS)[number];
@@ -19,24 +19,17 @@ function rangeParams(random: Random): string {
 }
 
 /** Up to `count` distinct paths of each kind. */
-export function featurePaths(
-  vocab: Vocabulary,
-  random: Random,
-  count: number,
-): Record<FeatureKind, string[]> {
+export function featurePaths(random: Random, count: number): Record<FeatureKind, string[]> {
   const kinds = {} as Record<FeatureKind, string[]>;
   const draw = (make: () => string) => {
     const seen = new Set<string>();
     for (let tries = 0; seen.size < count && tries < count * 20; tries++) seen.add(make());
     return [...seen];
   };
-  const category = () => {
-    const sample = vocab.samples[Math.floor(random() * vocab.samples.length)];
-    return sample === undefined ? '' : `&category=${encodeURIComponent(sample.category)}`;
-  };
   kinds.ranges = draw(() => {
+    // Half sorted by length: a range with a sort on the ranged key.
     const sort = random() < 0.5 ? '&sort=quote_length&order=desc' : '';
-    return `/quotes?${rangeParams(random)}${random() < 0.3 ? category() : ''}${sort}`;
+    return `/quotes?${rangeParams(random)}${sort}`;
   });
   kinds['random count=50'] = draw(
     () => `/quotes/random?count=50&${rangeParams(random)}&fields=id,author,quote`,
