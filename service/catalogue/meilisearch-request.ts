@@ -475,9 +475,10 @@ export function buildIndexPrefix(live: string): string {
 
 /**
  * Matches up to this many are sampled from one read of all their ids (then one read of the drawn
- * quotes by id); more are sampled by reading each drawn offset.
+ * quotes by id): the filter is evaluated twice, where reading each drawn offset would evaluate it
+ * once per offset. More matches are sampled offset by offset.
  */
-export const SAMPLE_SCAN = 1_000;
+export const SAMPLE_SCAN = 10_000;
 
 /**
  * Drawn offsets at most this far apart are read in one request (the engine walks a short run
@@ -486,11 +487,11 @@ export const SAMPLE_SCAN = 1_000;
 export const SAMPLE_GAP = 16;
 
 /**
- * `randomSample`, first read: the ids of the first {@link SAMPLE_SCAN} matches in the engine's own
- * order (the order offsets count in), with the exact total and the build that answered.
+ * `randomSample`: the ids of the first {@link SAMPLE_SCAN} matches in the engine's own order (the
+ * order offsets count in), with the exact total and the build that answered.
  */
-export function sampleScanRequest(filter: string | undefined): FetchRequest {
-  return withFilter(filter, { offset: 0, limit: SAMPLE_SCAN, fields: ['id', 'catalogue_version'] });
+export function sampleScanRequest(filter: string | undefined, limit = SAMPLE_SCAN): FetchRequest {
+  return withFilter(filter, { offset: 0, limit, fields: ['id', 'catalogue_version'] });
 }
 
 /** `randomSample`, second read when every id is known: the drawn quotes by id. */

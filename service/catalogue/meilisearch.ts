@@ -59,6 +59,8 @@ import { drawDistinct } from './sample.ts';
 export const INFO_TTL_MS = 1_000;
 /** Reads of a two-read call (`list`, `random`) before giving up while the catalogue keeps changing. */
 const ATTEMPTS = 3;
+/** Reads of one `randomSample` call in flight at once, when it reads offset by offset. */
+const SAMPLE_READS_AT_ONCE = 4;
 /** Seconds a client is told to wait when the engine or the service sheds load. */
 export const ENGINE_BUSY_RETRY_AFTER_S = 1;
 /**
@@ -82,6 +84,8 @@ export interface MeiliCatalogueOptions {
   timeoutMs: number;
   /** Pages starting before this offset are read forward without a count first ({@link SHALLOW_OFFSET}). */
   shallowOffset?: number;
+  /** Matches up to this many are sampled from one read of their ids (default SAMPLE_SCAN). */
+  sampleScan?: number;
   /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
   logger?: CatalogueLogger;
@@ -248,15 +252,27 @@ class MeiliCatalogue implements CatalogueIndex {
   ): Promise<QuoteProjection[]> {
     const deadline = this.#deadline();
     const filter = filterExpression(buildFilter(filters));
+    // The ids of every match come with the count when the whole catalogue is small; otherwise
+    // the count comes first, alone, and the ids only if the matches turn out few.
+    const scanLimit = this.#options.sampleScan ?? SAMPLE_SCAN;
+    const known = this.#info?.value.count;
+    const scanFirst = known !== undefined && known <= scanLimit;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const scan = await this.#fetch(sampleScanRequest(filter), deadline);
+      let scan = await this.#fetch(
+        scanFirst ? sampleScanRequest(filter, scanLimit) : countRequest(filter),
+        deadline,
+      );
       const total = scan.total;
       if (total === 0) return [];
+      let sameTotal = true;
+      if (total <= scanLimit && scan.results.length !== total) {
+        scan = await this.#fetch(sampleScanRequest(filter, scanLimit), deadline);
+        sameTotal = scan.total === total;
+      }
       const offsets = drawDistinct(total, count, randomInt);
       const versions = new Set(scan.results.map((hit) => hit.catalogue_version));
-      let sameTotal = true;
       let byOffset: Map<number, MeiliQuoteDocument>;
-      if (total <= SAMPLE_SCAN && scan.results.length === total) {
+      if (total <= scanLimit && scan.results.length === total) {
         const ids = offsets.map((offset) => (scan.results[offset] as MeiliQuoteDocument).id);
         const read = await this.#fetch(sampleByIdsRequest(ids, fields), deadline);
         const byId = new Map(read.results.map((hit) => [hit.id, hit]));
@@ -268,7 +284,10 @@ class MeiliCatalogue implements CatalogueIndex {
         }
       } else {
         const runs = sampleRunRequests(filter, offsets, fields);
-        const answers = await Promise.all(runs.map((run) => this.#fetch(run.request, deadline)));
+        const answers = await this.#fetchSome(
+          runs.map((run) => run.request),
+          deadline,
+        );
         byOffset = new Map();
         for (const [i, answer] of answers.entries()) {
           if (answer.total !== total) sameTotal = false;
@@ -284,6 +303,26 @@ class MeiliCatalogue implements CatalogueIndex {
       // The catalogue was replaced between the reads: draw again in the new one.
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while random quotes were drawn');
+  }
+
+  /**
+   * Sends requests at most {@link SAMPLE_READS_AT_ONCE} at a time, answers in request order: one
+   * call never floods the engine with all of its reads at once.
+   */
+  async #fetchSome(
+    requests: readonly FetchRequest[],
+    deadline: number,
+  ): Promise<FetchResponse<MeiliQuoteDocument>[]> {
+    const answers = new Array<FetchResponse<MeiliQuoteDocument>>(requests.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < requests.length) {
+        const at = next++;
+        answers[at] = await this.#fetch(requests[at] as FetchRequest, deadline);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SAMPLE_READS_AT_ONCE, requests.length) }, worker));
+    return answers;
   }
 
   async close(): Promise<void> {
