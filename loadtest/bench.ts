@@ -520,6 +520,17 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       duration: Math.max(1, Math.round(options.duration / 2)),
     });
     log(summary('/quotes/random', randomRun));
+    const features: Partial<Record<FeatureKind, LoadResult>> = {};
+    for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 500 : 5_000))) {
+      features[kind as FeatureKind] = await measure({
+        baseUrl: service.url,
+        paths,
+        headers: auth,
+        connections: options.connections,
+        duration: Math.max(1, Math.round(options.duration / 2)),
+      });
+      log(summary(`  ${kind}`, features[kind as FeatureKind] as LoadResult));
+    }
     const peakRssBytes = engineMemory.peak() ?? null;
     engineMemory.stop();
 
@@ -534,6 +545,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       requestsPerAnswer,
       pages,
       random: randomRun,
+      features,
       pastTheEnd,
       burst,
     };

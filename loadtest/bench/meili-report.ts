@@ -30,6 +30,8 @@ export interface MeiliResults {
   /** Deep and past-the-end pages, one request at a time; random quotes at full concurrency. */
   pages: Record<string, LoadResult & { path: string }>;
   random: LoadResult;
+  /** Range filters, `/quotes/random?count=50` and `/quotes/today`, each alone (distinct paths). */
+  features?: Partial<Record<string, LoadResult>>;
   pastTheEnd: LoadResult & { path: string };
   /** 50 deep and past-the-end pages at once, every sort key in both orders. */
   burst: LoadResult;
@@ -141,6 +143,7 @@ export function meiliFailures(results: MeiliResults): string[] {
   check('direct replay', results.replay);
   for (const [name, page] of Object.entries(results.pages)) check(name, page);
   check('/quotes/random', results.random);
+  for (const [name, r] of Object.entries(results.features ?? {})) if (r !== undefined) check(name, r);
   check('past the last page', results.pastTheEnd, '404');
   return out;
 }
@@ -173,6 +176,10 @@ export function meiliTable(report: MeiliReport): string {
     ['past the last page (one at a time)', run(r.pastTheEnd)],
     ['50 deep and past-the-end pages at once', `${run(r.burst)}; ${JSON.stringify(r.burst.statuses)}`],
     [`/quotes/random (${c.connections} connections)`, run(r.random)],
+    ...Object.entries(r.features ?? {}).map(([name, k]): [string, string] => [
+      `\`${name}\` alone, distinct paths (${c.connections} connections)`,
+      run(k as LoadResult),
+    ]),
   ];
   const lines = [
     `Meilisearch benchmark, ${m.date} (${m.cpuCount} × ${m.cpuModel}, Node ${m.node})`,
