@@ -10,12 +10,15 @@ export type FeatureKind = (typeof FEATURE_KINDS)[number];
 
 const between = (random: Random, low: number, high: number) => low + Math.floor(random() * (high - low + 1));
 
-/** A range filter pair that keeps a good share of a generated catalogue. */
+/**
+ * Length and date ranges that each keep about half of a generated catalogue, so that every
+ * request finds quotes even in the benchmark's smallest catalogues (a thousand quotes).
+ */
 function rangeParams(random: Random): string {
-  const min = between(random, 40, 300);
-  const from = between(random, 1000, 1800);
+  const min = between(random, 40, 100);
+  const from = between(random, 1000, 1300);
   const month = String(between(random, 1, 12)).padStart(2, '0');
-  return `min_length=${min}&max_length=${min + between(random, 100, 300)}&published_from=${from}-${month}&published_to=${from + between(random, 150, 224)}`;
+  return `min_length=${min}&max_length=${min + between(random, 300, 500)}&published_from=${from}-${month}&published_to=${from + between(random, 600, 700)}`;
 }
 
 /** Up to `count` distinct paths of each kind. */
