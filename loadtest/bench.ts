@@ -14,6 +14,7 @@ import { QUOTE_FIELDS, SORT_FIELDS } from '../service/catalogue/port.ts';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { facetPaths } from './bench/facets.ts';
+import { type FeatureKind, featurePaths } from './bench/features.ts';
 import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
 import { encodeBatches, ingestDirect, meiliVersion, startMeili, startRecorder } from './bench/meili.ts';
 import {
@@ -246,6 +247,19 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       });
       log(summary(`  mix kind ${kind}`, byKind[kind]));
     }
+    // Range filters, several random quotes and the quote of the day, each kind alone.
+    const features: Partial<Record<FeatureKind, LoadResult>> = {};
+    for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 1000 : 20_000))) {
+      features[kind as FeatureKind] = await measure({
+        baseUrl: service.url,
+        paths,
+        headers: auth,
+        connections: options.connections,
+        duration: Math.max(1, Math.round(options.duration / 4)),
+        amount: options.quick ? 200 : undefined,
+      });
+      log(summary(`  ${kind}`, features[kind as FeatureKind] as LoadResult));
+    }
     log(memoryLine(service.child.pid, 'each kind of the mix'));
     const facets = facetPaths(random, options.quick ? 300 : 1500);
     const facetRun = await measure({
@@ -326,6 +340,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       mix: mixRun,
       mixAtRate: { ...mixAtRate, rate: options.mixRate },
       byKind,
+      features,
       byId: idRun,
       facets: facetRun,
       search,
@@ -626,6 +641,17 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
         return { replay: replayed, requestsPerAnswer: engineRequests.length / answered.requests };
       },
     );
+    const features: Partial<Record<FeatureKind, LoadResult>> = {};
+    for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 500 : 5_000))) {
+      features[kind as FeatureKind] = await measure({
+        baseUrl: service.url,
+        paths,
+        headers: auth,
+        connections: options.connections,
+        duration: Math.max(1, Math.round(options.duration / 2)),
+      });
+      log(summary(`  ${kind}`, features[kind as FeatureKind] as LoadResult));
+    }
     const peakRssBytes = engineMemory.peak() ?? null;
     engineMemory.stop();
 
@@ -641,6 +667,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       pages,
       random: randomRun,
       facets: facetRun,
+      features,
       pastTheEnd,
       burst,
       inARow,

@@ -36,6 +36,7 @@ import { facetRoutes } from './routes/facets.ts';
 import { emptyParamError, fallbackRoutes, isKnownPath, routableUrl } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
+import { todayRoutes } from './routes/today.ts';
 import { v1Routes } from './routes/v1.ts';
 import { SHARED_SCHEMAS } from './schemas.ts';
 
@@ -205,6 +206,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     );
     await quotes.register(quoteRoutes, { catalogue, answers });
     await quotes.register(facetRoutes, { catalogue, answers });
+    await quotes.register(todayRoutes, { catalogue, now: deps.now ?? Date.now });
     await quotes.register(v1Routes, { catalogue, answers });
   });
   await app.register(fallbackRoutes);

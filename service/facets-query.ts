@@ -10,6 +10,7 @@ import {
   type FacetQuery,
   FILTER_NAMES,
 } from './catalogue/port.ts';
+import { RANGE_NAMES } from './catalogue/ranges.ts';
 import { badRequest } from './errors.ts';
 import {
   checkParams,
@@ -24,7 +25,7 @@ import {
 
 export const FACETS_PATH = '/quotes/facets';
 /** Every filter of `/quotes` narrows facets too: a filter added there belongs here as well. */
-const FACET_PARAMS = [...FILTER_NAMES, 'q', 'facet', 'limit'] as const;
+const FACET_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'q', 'facet', 'limit'] as const;
 const FACET_REPEATABLE: ReadonlySet<string> = new Set([...FILTER_NAMES, 'facet']);
 
 /** `GET /quotes/facets`: the filters and `q`, `facet` (at least one), `limit` (1 to 100, default 20). */

@@ -55,6 +55,7 @@ type ModelFilters = Partial<Record<Field, string[]>> & {
   work_id?: number[];
   /** One search: every word a word of the text, author or work; the last may be a word's beginning. */
   q?: [string];
+  max_length?: [number];
 };
 
 function matchesModel(quote: Quote, filters: ModelFilters): boolean {
@@ -72,6 +73,8 @@ function matchesModel(quote: Quote, filters: ModelFilters): boolean {
     if (!ok) return false;
   }
   if (filters.work_id !== undefined && !filters.work_id.includes(quote.work_id)) return false;
+  if (filters.max_length !== undefined && Array.from(quote.quote).length > filters.max_length[0])
+    return false;
   if (filters.q !== undefined) {
     const own = [quote.quote, quote.author, quote.work].flatMap(plainWords);
     const wanted = plainWords(filters.q[0]);
@@ -213,6 +216,8 @@ export function describeFacets(engine: string, serve: Serve): void {
           [{ q: [`${firstWords[0]} ${(firstWords[1] ?? '').slice(0, 3)}`] }, ['work', 'category'], undefined],
           [{ q: [firstWords[0] as string], category: ['fiction'] }, ['genre'], 5],
           [{ q: ['zzzzqqq'] }, ['genre'], undefined],
+          [{ max_length: [120] }, ['genre', 'category'], undefined],
+          [{ q: [firstWords[0] as string], max_length: [400] }, ['author', 'work'], 50],
         ];
         for (const [filters, fields, limit] of cases) {
           const query = queryString(filters, fields, limit);

@@ -107,6 +107,7 @@ describe('parameter examples', () => {
       '/quotes',
       '/quotes/facets',
       '/quotes/random',
+      '/quotes/today',
       '/quotes/{id}',
     ]);
   });
@@ -218,6 +219,30 @@ const FACET_SAMPLES = [
 ];
 const ORDERBY_SAMPLES = ['author', 'work', 'genre', 'publish_date', 'quote_length', 'id', 'AUTHOR'];
 
+const LENGTH_SAMPLES = ['0', '1', '50', '1000000', '1000001', '01', '-1', '1.5', 'abc', '12345678'];
+const DATE_SAMPLES = [
+  '1813',
+  '1813-01',
+  '1813-01-28',
+  '0000',
+  '0000-02-29',
+  '1900-02-29',
+  '2000-02-29',
+  '2024-02-29',
+  '2023-02-29',
+  '1813-04-30',
+  '1813-04-31',
+  '1813-12-31',
+  '1813-13',
+  '1813-00',
+  '1813-01-00',
+  '1813-1',
+  '18130',
+  '813',
+  ' 1813',
+  'abc',
+];
+const COUNT_SAMPLES = ['1', '3', '50', '51', '0', '01', '-1', '1.5', 'abc'];
 const TEXT_PARAMETERS = ['author', 'author_like', 'work', 'work_like', 'category', 'genre'];
 const INTEGER_PARAMETERS = ['id', 'author_id', 'work_id', 'page'];
 
@@ -252,6 +277,9 @@ function samplesFor(path: string, name: string, random: () => number): string[] 
   if (name === 'facet') return FACET_SAMPLES;
   if (name === 'sort' && path === '/quotes') return SORT_SAMPLES;
   if (name === 'order' || name === 'sort') return DIRECTION_SAMPLES;
+  if (name === 'min_length' || name === 'max_length') return LENGTH_SAMPLES;
+  if (name === 'published_from' || name === 'published_to') return DATE_SAMPLES;
+  if (name === 'count') return COUNT_SAMPLES;
   throw new Error(`no samples for ${path} ${name}`);
 }
 

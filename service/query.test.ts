@@ -258,7 +258,7 @@ describe('the other routes', () => {
     });
     for (const name of ['sort', 'order', 'page', 'limit']) {
       expect(rejection(() => parseRandomQuery(readQuery(`/quotes/random?${name}=1`)))).toBe(
-        `${name} is not accepted on /quotes/random; /quotes/random accepts author, author_id, author_like, work, work_id, work_like, category, genre, q, fields`,
+        `${name} is not accepted on /quotes/random; /quotes/random accepts author, author_id, author_like, work, work_id, work_like, category, genre, min_length, max_length, published_from, published_to, q, count, fields`,
       );
     }
   });

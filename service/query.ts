@@ -32,6 +32,8 @@ import {
   type SortField,
   type SortKey,
 } from './catalogue/port.ts';
+import { parseRanges, RANGE_EXPECTED, RANGE_NAMES, type RangeName, rangesKey } from './catalogue/ranges.ts';
+import { MAX_SAMPLE } from './catalogue/sample.ts';
 import { MAX_QUERY_WORD_LENGTH, MAX_QUERY_WORDS, parseSearch } from './catalogue/search.ts';
 import { badRequest } from './errors.ts';
 
@@ -76,14 +78,26 @@ export type RawQuery = Map<string, string[]>;
 export interface RandomQuery {
   filters: Filters;
   fields: readonly QuoteField[] | null;
+  /** `/quotes/random?count=N`: how many distinct quotes to draw (an array answer); absent: one. */
+  count?: number;
 }
 
-const LIST_PARAMS = [...FILTER_NAMES, 'q', 'sort', 'order', 'page', 'limit', 'fields'] as const;
-const RANDOM_PARAMS = [...FILTER_NAMES, 'q', 'fields'] as const;
+const LIST_PARAMS = [
+  ...FILTER_NAMES,
+  ...RANGE_NAMES,
+  'q',
+  'sort',
+  'order',
+  'page',
+  'limit',
+  'fields',
+] as const;
+const RANDOM_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'q', 'count', 'fields'] as const;
 const ID_PARAMS = ['fields'] as const;
+const TODAY_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'fields'] as const;
 const V1_PARAMS = ['genre', 'page', 'limit', 'orderby', 'sort'] as const;
 /** Names some route accepts: elsewhere they are "not accepted here" rather than unknown. */
-const KNOWN_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...V1_PARAMS]);
+const KNOWN_PARAMS: ReadonlySet<string> = new Set([...LIST_PARAMS, ...RANDOM_PARAMS, ...V1_PARAMS]);
 
 const list = (values: readonly string[]) => values.join(', ');
 
@@ -99,6 +113,8 @@ const EXPECTED: Record<string, string> = {
   orderby: `one of ${list(V1_ORDER_FIELDS)}`,
   facet: `one or more of ${list(FACET_FIELDS)}, comma-separated or repeated`,
   q: `words to search for, up to ${MAX_QUERY_WORDS} of at most ${MAX_QUERY_WORD_LENGTH} characters each`,
+  ...RANGE_EXPECTED,
+  count: `an integer from 1 to ${MAX_SAMPLE}`,
 };
 /** On `/api/v1/quotes`, `sort` is the direction: what it accepts there. */
 const V1_EXPECTED: Record<string, string> = { ...EXPECTED, sort: 'asc or desc' };
@@ -210,11 +226,24 @@ export function readFilters(params: RawQuery, names: readonly FilterName[] = FIL
     if (values !== undefined) raw[name] = values;
   }
   try {
-    return normaliseFilters(raw);
+    const filters = normaliseFilters(raw);
+    const ranges = names === FILTER_NAMES ? readRanges(params) : undefined;
+    if (ranges !== undefined) filters.ranges = ranges;
+    return filters;
   } catch (error) {
     if (error instanceof QueryError) throw badRequest(error.message);
     throw error;
   }
+}
+
+/** The range filters (single-valued; checkParams has refused repeats and empty values). */
+function readRanges(params: RawQuery) {
+  const raw: Partial<Record<RangeName, string>> = {};
+  for (const name of RANGE_NAMES) {
+    const value = params.get(name)?.[0];
+    if (value !== undefined) raw[name] = value;
+  }
+  return parseRanges(raw);
 }
 
 /** Comma-separated and repeated values as one list of tokens, in order; an empty token is a 400. */
@@ -332,7 +361,33 @@ export function withSearch(filters: Filters, params: RawQuery): Filters {
 /** `GET /quotes/random`: the filters and `fields`, nothing else (contract section 5). */
 export function parseRandomQuery(params: RawQuery): RandomQuery {
   checkParams(params, '/quotes/random', RANDOM_PARAMS, FILTERS_REPEATABLE);
-  return { filters: withSearch(readFilters(params), params), fields: readFields(params) };
+  const query: RandomQuery = { filters: withSearch(readFilters(params), params), fields: readFields(params) };
+  const count = readCount(params);
+  if (count !== undefined) query.count = count;
+  return query;
+}
+
+/** `GET /quotes/today`: the filters (ranges included) and `fields`. */
+export function parseTodayQuery(params: RawQuery): RandomQuery {
+  checkParams(params, '/quotes/today', TODAY_PARAMS, FILTERS_REPEATABLE);
+  return { filters: readFilters(params), fields: readFields(params) };
+}
+
+/** A canonical text of a filter set alone (equal for equivalent filters), as {@link listKey} writes it. */
+export function filtersKey(filters: Filters): string {
+  return listKey('', { filters, sort: [], page: 1, limit: 1, fields: null });
+}
+
+/** `count` on `/quotes/random`: 1 to MAX_SAMPLE distinct quotes. */
+function readCount(params: RawQuery): number | undefined {
+  const value = params.get('count')?.[0];
+  if (value === undefined) return undefined;
+  if (!DECIMAL_INTEGER.test(value) || value.length > 2 || Number(value) > MAX_SAMPLE) {
+    throw badRequest(
+      `count must be an integer from 1 to ${MAX_SAMPLE}${integerHint(value)}, got '${shorten(value)}'`,
+    );
+  }
+  return Number(value);
 }
 
 /**
@@ -396,6 +451,8 @@ export function listKey(route: string, query: ListQuery): string {
   const sort = query.sort.map((key) => `${key.field}:${key.direction}`);
   // The words of q in order (the last one is a prefix, and relevance reads their order).
   if (query.filters.q !== undefined) filters.push('q', query.filters.q, query.ranked === true);
+  const ranges = rangesKey(query.filters.ranges);
+  if (ranges !== '') filters.push('ranges', ranges);
   return JSON.stringify([route, filters, sort, query.page, query.limit, query.fields]);
 }
 

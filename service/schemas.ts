@@ -16,6 +16,8 @@ import {
   QUOTE_FIELDS,
   SORT_FIELDS,
 } from './catalogue/port.ts';
+import { MAX_LENGTH_BOUND } from './catalogue/ranges.ts';
+import { MAX_SAMPLE } from './catalogue/sample.ts';
 import { MAX_QUERY_WORD_LENGTH, MAX_QUERY_WORDS } from './catalogue/search.ts';
 import { DIRECTIONS, MAX_SORT_KEYS, V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
 import { anyCasePattern, listPattern } from './text-patterns.ts';
@@ -248,6 +250,49 @@ const searchParam = Type.Optional(
     examples: [EXAMPLE.q],
   }),
 );
+/**
+ * A `YYYY`, `YYYY-MM` or `YYYY-MM-DD` that names a real day of the proleptic Gregorian calendar:
+ * months of 31 and 30 days, February of 28, and its 29th in leap years only.
+ */
+const CALENDAR_DATE = [
+  '^[0-9]{4}(-(0[1-9]|1[0-2]))?$',
+  '^[0-9]{4}-(0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])$',
+  '^[0-9]{4}-(0[469]|11)-(0[1-9]|[12][0-9]|30)$',
+  '^[0-9]{4}-02-(0[1-9]|1[0-9]|2[0-8])$',
+  '^([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29$',
+].join('|');
+
+/** Range filters: bounds on quote_length and publish_date (service/catalogue/ranges.ts). */
+const lengthBound = (example: number, description: string) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_LENGTH_BOUND, description, examples: [example] }));
+const dateBound = (example: string, description: string) =>
+  Type.Optional(
+    Type.String({
+      pattern: CALENDAR_DATE,
+      description: `${description} YYYY, YYYY-MM or YYYY-MM-DD (a real calendar date); a partial date, here and in the catalogue, stands for its first day.`,
+      examples: [example],
+    }),
+  );
+const rangeParams = {
+  min_length: lengthBound(50, 'Shortest quote_length kept (code points), inclusive.'),
+  max_length: lengthBound(
+    200,
+    'Longest quote_length kept (code points), inclusive. Not below min_length (else 400).',
+  ),
+  published_from: dateBound('1800', 'Earliest publish_date kept, inclusive.'),
+  published_to: dateBound(
+    '1900-06',
+    'Latest publish_date kept, inclusive: published_to=1813 keeps 1813, 1813-01 and 1813-01-01 but not 1813-01-28. Not before published_from (else 400).',
+  ),
+};
+const countParam = Type.Optional(
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_SAMPLE,
+    description: `How many distinct quotes to draw, 1 to ${MAX_SAMPLE}: the answer is then an array (fewer when fewer match; 404 when none does).`,
+    examples: [3],
+  }),
+);
 const fieldsParam = Type.Optional(
   Type.String({
     pattern: listPattern(QUOTE_FIELDS),
@@ -276,6 +321,7 @@ export const listQuotesSchema = {
     {
       ...filterParams,
       q: searchParam,
+      ...rangeParams,
       sort: Type.Optional(
         Type.String({
           pattern: listPattern(SORT_FIELDS, MAX_SORT_KEYS),
@@ -313,13 +359,47 @@ export const randomQuoteSchema = {
   tags: ['quotes'],
   security,
   querystring: Type.Object(
-    { ...filterParams, q: searchParam, fields: fieldsParam },
+    { ...filterParams, ...rangeParams, q: searchParam, count: countParam, fields: fieldsParam },
+    { additionalProperties: false },
+  ),
+  response: {
+    200: Type.Union(
+      [Type.Ref(QuoteSchema), Type.Array(Type.Ref(QuoteSchema), { minItems: 1, maxItems: MAX_SAMPLE })],
+      {
+        description:
+          'One quote; with `count`, an array of up to `count` distinct quotes in random order (all the matches when fewer match). Cache-Control: no-store',
+        headers: NO_STORE_HEADERS,
+      },
+    ),
+    ...quoteErrors('No quote matches the filters'),
+  },
+};
+
+/** Headers of the quote of the day: cacheable by anyone until midnight UTC. */
+const TODAY_HEADERS = {
+  ...RATE_LIMIT_HEADERS,
+  ETag: Type.String({ description: 'Weak tag; changes with the day, the catalogue, the filters and fields' }),
+  'Cache-Control': Type.String({ description: 'public, max-age=<seconds until midnight UTC, 1 to 86400>' }),
+};
+
+export const todayQuoteSchema = {
+  summary: 'The quote of the day',
+  description:
+    "One quote per UTC day among those matching the filters, the same on every replica: the SHA-256 of the UTC date and the canonical filters picks an offset in the exact number of matches, and the quote at that offset by id ascending is the day's. It changes at midnight UTC (and when the catalogue is replaced). Cache-Control: public, max-age=<seconds until midnight UTC>; an ETag, as list answers have.",
+  tags: ['quotes'],
+  security,
+  querystring: Type.Object(
+    { ...filterParams, ...rangeParams, fields: fieldsParam },
     { additionalProperties: false },
   ),
   response: {
     200: Type.Ref(QuoteSchema, {
-      description: 'One quote. Cache-Control: no-store',
-      headers: NO_STORE_HEADERS,
+      description: "The day's quote. Cache-Control: public, max-age=<seconds until midnight UTC>",
+      headers: TODAY_HEADERS,
+    }),
+    304: Type.Null({
+      description: 'Not Modified: If-None-Match matched the current ETag; no body',
+      headers: TODAY_HEADERS,
     }),
     ...quoteErrors('No quote matches the filters'),
   },
@@ -468,6 +548,7 @@ export const facetsSchema = {
         examples: [['genre', 'category']],
       }),
       ...filterParams,
+      ...rangeParams,
       q: searchParam,
       limit: Type.Optional(
         Type.Integer({

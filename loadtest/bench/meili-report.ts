@@ -34,6 +34,8 @@ export interface MeiliResults {
   random: LoadResult;
   /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
   facets?: LoadResult;
+  /** Range filters, `/quotes/random?count=50` and `/quotes/today`, each alone (distinct paths). */
+  features?: Partial<Record<string, LoadResult>>;
   pastTheEnd: LoadResult & { path: string };
   /** Full-text search (`q`) through the service, and its engine requests replayed. */
   search?: SearchResults;
@@ -168,6 +170,7 @@ export function meiliFailures(results: MeiliResults): string[] {
   for (const [name, page] of Object.entries(results.pages)) check(name, page);
   check('/quotes/random', results.random);
   if (results.facets !== undefined) check('unfiltered facets', results.facets);
+  for (const [name, r] of Object.entries(results.features ?? {})) if (r !== undefined) check(name, r);
   check('past the last page', results.pastTheEnd, '404');
   return out;
 }
@@ -212,6 +215,10 @@ export function meiliTable(report: MeiliReport): string {
             string,
           ],
         ]),
+    ...Object.entries(r.features ?? {}).map(([name, k]): [string, string] => [
+      `\`${name}\` alone, distinct paths (${c.connections} connections)`,
+      run(k as LoadResult),
+    ]),
   ];
   const lines = [
     `Meilisearch benchmark, ${m.date} (${m.cpuCount} × ${m.cpuModel}, Node ${m.node})`,

@@ -70,6 +70,8 @@ export interface BenchResults {
   mixAtRate?: LoadResult & { rate: number };
   /** Each kind of the mix on its own (shorter runs): where the mix's latency comes from. */
   byKind: Partial<Record<MixKind, LoadResult>>;
+  /** Range filters, `/quotes/random?count=50` and `/quotes/today`, each alone (distinct paths). */
+  features?: Partial<Record<string, LoadResult>>;
   byId: LoadResult;
   /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
   facets?: LoadResult;
@@ -138,6 +140,7 @@ export function failures(results: BenchResults): string[] {
     ['by id', results.byId],
     ...(results.facets === undefined ? [] : [['unfiltered facets', results.facets] as [string, LoadResult]]),
     ...Object.entries(results.byKind).map(([kind, r]) => [`mix kind ${kind}`, r] as [string, LoadResult]),
+    ...Object.entries(results.features ?? {}).map(([kind, r]) => [kind, r] as [string, LoadResult]),
   ];
   if ('memory' in results.redis) {
     runs.push(
@@ -286,6 +289,9 @@ export function table(report: BenchReport): string {
           `| uncached mix, open loop at ${int.format(r.mixAtRate.rate)} req/s (other distinct paths) | ${run(r.mixAtRate)} |`,
         ]),
     ...Object.entries(r.byKind).map(([kind, k]) => `| &nbsp;&nbsp;mix kind \`${kind}\` alone | ${run(k)} |`),
+    ...Object.entries(r.features ?? {}).map(
+      ([kind, k]) => `| \`${kind}\` alone (distinct paths) | ${run(k as LoadResult)} |`,
+    ),
     `| by id (${int.format(c.idPaths)} random ids) | ${run(r.byId)} |`,
     ...(r.facets === undefined ? [] : [`| unfiltered facets, each request distinct | ${run(r.facets)} |`]),
     ...searchRows(r.search, c.connections),

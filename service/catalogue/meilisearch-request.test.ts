@@ -93,6 +93,8 @@ describe('index settings', () => {
         'publish_order',
         'q_words',
         'q_text_words',
+        'quote_length',
+        'publish_day',
       ],
       sortableAttributes: [
         'id',
@@ -143,13 +145,14 @@ describe('index settings', () => {
         normaliseFilters({ author: ['a'], author_id: ['1'], author_like: ['a b'], work: ['w'] }),
       ),
       ...buildFilter(normaliseFilters({ work_id: ['2'], work_like: ['w'], category: ['c'], genre: ['g'] })),
+      ...buildFilter({ ranges: { min_length: 1, max_length: 2, published_from: 3, published_to: 4 } }),
     ];
     filters.push(
       matchFilter({ filters: { q: ['a', 'b'] } }),
       groupFilters({ filters: { q: ['a', 'b'] } }).rest,
     );
     const filtered = new Set(
-      filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN|STARTS WITH)/g)].map((m) => m[1])),
+      filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN|STARTS WITH|>=|<=)/g)].map((m) => m[1])),
     );
     // Plus the integers whose ranges place deep pages (meilisearch-runs.ts).
     expect([...new Set(['id', 'publish_order', ...filtered])].sort()).toEqual(
@@ -284,6 +287,8 @@ describe('documents', () => {
         ...'paul eluard poesie verite 1942'.split(' '),
       ],
       q_text_words: 'sur mes cahiers d ecolier mon pupitre et les arbres j ecris ton nom'.split(' '),
+      // 1942-01-01, counted from 0000-01-01 (1970-01-01 is day 719,528).
+      publish_day: 709_301,
     });
   });
 

@@ -49,6 +49,7 @@ import {
   wordSet,
   words,
 } from './port.ts';
+import { publishDay, type Ranges } from './ranges.ts';
 import { engineToken, searchKey } from './search.ts';
 
 /**
@@ -94,6 +95,8 @@ export interface MeiliQuoteDocument extends Quote {
   q_words: string[];
   /** {@link searchKey} of every distinct word of the text alone: the first relevance groups. */
   q_text_words: string[];
+  /** Day number of the first day of publish_date (ranges.ts): what `published_*` compare. */
+  publish_day: number;
 }
 
 /** The attributes `q` ranks by: the quote's words, then its author's and work's. */
@@ -145,6 +148,9 @@ export const MEILI_SETTINGS = {
     'publish_order',
     'q_words',
     'q_text_words',
+    // Range filters compare numbers: the length as stored, the date as its first day's number.
+    'quote_length',
+    'publish_day',
   ],
   sortableAttributes: [
     'id',
@@ -289,6 +295,7 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       q_meta: meta.tokens,
       q_words: [...new Set([...textKeys, ...meta.keys])],
       q_text_words: textKeys,
+      publish_day: publishDayOf(quote.publish_date),
     };
   };
 }
@@ -349,7 +356,31 @@ export function buildFilter(filters: Filters): string[] {
   if (some(filters.work_like)) parts.push(prefixes('work_prefixes', filters.work_like));
   if (some(filters.category)) parts.push(equals('category_key', filters.category.map(facetKey)));
   if (some(filters.genre)) parts.push(equals('genre_keys', filters.genre.map(facetKey)));
+  parts.push(...rangeFilter(filters.ranges));
   return parts;
+}
+
+/** The range filters: one comparison per bound, on integers only. */
+export function rangeFilter(ranges: Ranges | undefined): string[] {
+  if (ranges === undefined) return [];
+  const parts: string[] = [];
+  const bound = (attribute: string, operator: '>=' | '<=', value: number | undefined) => {
+    if (value === undefined) return;
+    if (!Number.isSafeInteger(value)) throw new Error(`range bound ${value} is not an integer`);
+    parts.push(`${attribute} ${operator} ${value}`);
+  };
+  bound('quote_length', '>=', ranges.min_length);
+  bound('quote_length', '<=', ranges.max_length);
+  bound('publish_day', '>=', ranges.published_from);
+  bound('publish_day', '<=', ranges.published_to);
+  return parts;
+}
+
+/** The day number the index stores for a publish date the indexer has validated. */
+function publishDayOf(date: string): number {
+  const day = publishDay(date);
+  if (day === undefined) throw new Error(`publish_date ${JSON.stringify(date)} is not a date`);
+  return day;
 }
 
 /** The engine's sort of port sort keys, always ending with id (ascending unless id was given). */
@@ -588,4 +619,64 @@ export function displayValue(
   if (field !== 'genre') return typeof value === 'string' ? value : undefined;
   if (!Array.isArray(value)) return undefined;
   return value.find((genre): genre is string => typeof genre === 'string' && facetKey(fold(genre)) === key);
+}
+
+/**
+ * Matches up to this many are sampled from one read of all their ids (then one read of the drawn
+ * quotes by id): the filter is evaluated twice, where reading each drawn offset would evaluate it
+ * once per offset. More matches are sampled offset by offset.
+ */
+export const SAMPLE_SCAN = 10_000;
+
+/**
+ * Drawn offsets at most this far apart are read in one request (the engine walks a short run
+ * of documents for the price of one request).
+ */
+export const SAMPLE_GAP = 16;
+
+/**
+ * `randomSample`: the ids of the first {@link SAMPLE_SCAN} matches in the engine's own order (the
+ * order offsets count in), with the exact total and the build that answered.
+ */
+export function sampleScanRequest(filter: string | undefined, limit = SAMPLE_SCAN): FetchRequest {
+  return withFilter(filter, { offset: 0, limit, fields: ['id', 'catalogue_version'] });
+}
+
+/** `randomSample`, second read when every id is known: the drawn quotes by id. */
+export function sampleByIdsRequest(
+  ids: readonly number[],
+  fields: readonly QuoteField[] | null,
+): FetchRequest {
+  for (const id of ids) {
+    if (!Number.isSafeInteger(id)) throw new Error(`id ${id} is not an integer`);
+  }
+  return {
+    filter: idsIn('id', ids),
+    offset: 0,
+    limit: ids.length,
+    fields: [...new Set([...retrievedFields(fields), 'id', 'catalogue_version'])],
+  };
+}
+
+/**
+ * `randomSample` on many matches: runs of drawn offsets, each read in one request (offsets at most
+ * {@link SAMPLE_GAP} apart share a run), in the engine's own order as {@link pickRequest} reads.
+ */
+export function sampleRunRequests(
+  filter: string | undefined,
+  offsets: readonly number[],
+  fields: readonly QuoteField[] | null,
+): { request: FetchRequest; offset: number }[] {
+  const sorted = [...offsets].sort((a, b) => a - b);
+  const runs: { first: number; last: number }[] = [];
+  for (const offset of sorted) {
+    const run = runs.at(-1);
+    if (run !== undefined && offset - run.last <= SAMPLE_GAP) run.last = offset;
+    else runs.push({ first: offset, last: offset });
+  }
+  const wanted = [...new Set([...retrievedFields(fields), 'catalogue_version'])];
+  return runs.map(({ first, last }) => ({
+    offset: first,
+    request: withFilter(filter, { offset: first, limit: last - first + 1, fields: wanted }),
+  }));
 }

@@ -43,7 +43,11 @@ import {
   pageRequest,
   pickRequest,
   projectHit,
+  SAMPLE_SCAN,
   SHALLOW_OFFSET,
+  sampleByIdsRequest,
+  sampleRunRequests,
+  sampleScanRequest,
 } from './meilisearch-request.ts';
 import {
   NARROW_FROM,
@@ -80,6 +84,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
+import { drawDistinct } from './sample.ts';
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
@@ -111,6 +116,8 @@ const ATTEMPTS = 3;
 export const COUNT_TTL_MS = 1_000;
 /** Filters whose counts are remembered at once; past this many the memory starts afresh. */
 const MAX_REMEMBERED_COUNTS = 10_000;
+/** Reads of one `randomSample` call in flight at once, when it reads offset by offset. */
+const SAMPLE_READS_AT_ONCE = 4;
 /** Seconds a client is told to wait when the engine or the service sheds load. */
 export const ENGINE_BUSY_RETRY_AFTER_S = 1;
 /**
@@ -134,6 +141,8 @@ export interface MeiliCatalogueOptions {
   timeoutMs: number;
   /** Pages starting before this offset are read forward without a count first ({@link SHALLOW_OFFSET}). */
   shallowOffset?: number;
+  /** Matches up to this many are sampled from one read of their ids (default SAMPLE_SCAN). */
+  sampleScan?: number;
   /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
   /** Matches of a run of equal sort values walked before a page is narrowed by ids ({@link NARROW_FROM}). */
@@ -554,6 +563,94 @@ class MeiliCatalogue implements CatalogueIndex {
       ),
     );
     return answer.results;
+  }
+
+  /**
+   * Draws distinct offsets in the exact total, then reads the quotes there: when every match's id
+   * came with the total (at most SAMPLE_SCAN matches), one more read by id; otherwise one read
+   * per run of nearby offsets, all at once. Every read names the build that answered it, and a
+   * draw that saw two builds (a catalogue swapped in meanwhile) is drawn again.
+   */
+  async randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]> {
+    const deadline = this.#deadline();
+    // `q` is a filter too (meilisearch-search.ts): its matches are sampled as any others.
+    const filter =
+      filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
+    // The ids of every match come with the count when the whole catalogue is small; otherwise
+    // the count comes first, alone, and the ids only if the matches turn out few.
+    const scanLimit = this.#options.sampleScan ?? SAMPLE_SCAN;
+    const known = this.#info?.value.count;
+    const scanFirst = known !== undefined && known <= scanLimit;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      let scan = await this.#fetch(
+        scanFirst ? sampleScanRequest(filter, scanLimit) : countRequest(filter),
+        deadline,
+      );
+      const total = scan.total;
+      if (total === 0) return [];
+      let sameTotal = true;
+      if (total <= scanLimit && scan.results.length !== total) {
+        scan = await this.#fetch(sampleScanRequest(filter, scanLimit), deadline);
+        sameTotal = scan.total === total;
+      }
+      const offsets = drawDistinct(total, count, randomInt);
+      const versions = new Set(scan.results.map((hit) => hit.catalogue_version));
+      let byOffset: Map<number, MeiliQuoteDocument>;
+      if (total <= scanLimit && scan.results.length === total) {
+        const ids = offsets.map((offset) => (scan.results[offset] as MeiliQuoteDocument).id);
+        const read = await this.#fetch(sampleByIdsRequest(ids, fields), deadline);
+        const byId = new Map(read.results.map((hit) => [hit.id, hit]));
+        for (const hit of read.results) versions.add(hit.catalogue_version);
+        byOffset = new Map();
+        for (const [i, offset] of offsets.entries()) {
+          const hit = byId.get(ids[i] as number);
+          if (hit !== undefined) byOffset.set(offset, hit);
+        }
+      } else {
+        const runs = sampleRunRequests(filter, offsets, fields);
+        const answers = await this.#fetchSome(
+          runs.map((run) => run.request),
+          deadline,
+        );
+        byOffset = new Map();
+        for (const [i, answer] of answers.entries()) {
+          if (answer.total !== total) sameTotal = false;
+          for (const [j, hit] of answer.results.entries()) {
+            byOffset.set((runs[i] as { offset: number }).offset + j, hit);
+            versions.add(hit.catalogue_version);
+          }
+        }
+      }
+      if (sameTotal && versions.size === 1 && offsets.every((offset) => byOffset.has(offset))) {
+        return offsets.map((offset) => projectHit(byOffset.get(offset) as object, fields));
+      }
+      // The catalogue was replaced between the reads: draw again in the new one.
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while random quotes were drawn');
+  }
+
+  /**
+   * Sends requests at most {@link SAMPLE_READS_AT_ONCE} at a time, answers in request order: one
+   * call never floods the engine with all of its reads at once.
+   */
+  async #fetchSome(
+    requests: readonly FetchRequest[],
+    deadline: number,
+  ): Promise<FetchResponse<MeiliQuoteDocument>[]> {
+    const answers = new Array<FetchResponse<MeiliQuoteDocument>>(requests.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < requests.length) {
+        const at = next++;
+        answers[at] = await this.#fetch(requests[at] as FetchRequest, deadline);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SAMPLE_READS_AT_ONCE, requests.length) }, worker));
+    return answers;
   }
 
   /** Takes a deep-read slot, waiting for one until half the call's remaining time; false if none came. */

@@ -7,6 +7,7 @@
  * contract's "folded form" and "words" (api-contract.md section 4), and backends store keys
  * computed by these functions at index time so that all of them agree.
  */
+import { inRanges, type Ranges } from './ranges.ts';
 
 /** Every field of a Quote, in the order responses list them. */
 export const QUOTE_FIELDS = [
@@ -98,6 +99,8 @@ export interface Filters {
    * the beginning of such a word. Built only by `parseSearch` (search.ts).
    */
   q?: string[];
+  /** Bounds on quote_length and on publish_date (as day numbers): see ranges.ts. */
+  ranges?: Ranges;
 }
 export const FILTER_NAMES = [
   'author',
@@ -245,6 +248,16 @@ export interface CatalogueIndex {
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /** Facet counts of the quotes matching the query's filters (see {@link FacetResult}). */
   facets(query: FacetQuery): Promise<FacetResult>;
+  /**
+   * Up to `count` distinct quotes drawn uniformly without replacement among those matching, in
+   * draw order (every ordered selection equally likely); all of them when fewer match, none when
+   * none matches. `count` is 1..MAX_SAMPLE (sample.ts).
+   */
+  randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]>;
   /**
    * Optional: the failure of the backend's last engine request when none succeeded since (a
    * remote engine found down, refusing or too slow), so that readiness follows it at once rather
@@ -500,7 +513,8 @@ export function matches(quote: Quote, filters: Filters): boolean {
     has(filters.author_id, (v) => quote.author_id === v) &&
     has(filters.work_id, (v) => quote.work_id === v) &&
     prefixes(filters.author_like, quote.author) &&
-    prefixes(filters.work_like, quote.work)
+    prefixes(filters.work_like, quote.work) &&
+    inRanges(quote, filters.ranges)
   );
 }
 

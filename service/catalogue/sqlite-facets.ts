@@ -48,8 +48,10 @@ export class FacetCounter {
               counts[rank] = (counts[rank] as number) + size;
             };
           })();
-    if (matches !== undefined) {
-      for (const ord of matches) add(columns.profileOf(ord), 1);
+    // A length range selects quotes, not profiles: they are counted one by one, as matches are.
+    const quotes = matches ?? selection.ords;
+    if (quotes !== undefined) {
+      for (const ord of quotes) add(columns.profileOf(ord), 1);
     } else if (selection.profiles === null) {
       for (let profile = 0; profile < columns.profileCount; profile++) add(profile, sizes[profile] as number);
     } else {

@@ -27,6 +27,8 @@
  * force each one ({@link Strategies}).
  */
 import { compareCodePoints, type Filters, type SortKey } from './port.ts';
+import { publishDay } from './ranges.ts';
+import { drawDistinct } from './sample.ts';
 import {
   type Columns,
   DISPLAY_FIELDS,
@@ -40,10 +42,15 @@ import {
 /** Fields whose values are held once per distinct value, and referred to by code. */
 export type CodedField = 'author' | 'work' | 'category' | 'genre' | 'publish_date';
 
-/** Quotes matching a filter set: their profiles (null: all of them) and exact number. */
+/**
+ * Quotes matching a filter set: their profiles (null: all of them) and exact number. A length
+ * range selects quotes within profiles: such a selection lists its quotes instead, as `ords` in
+ * id order (and `profiles` is then empty).
+ */
 export interface Selection {
   profiles: Int32Array | null;
   total: number;
+  ords?: Int32Array;
 }
 
 /** Forces a strategy (tests); by default each one is chosen by its estimated cost. */
@@ -213,6 +220,105 @@ export class CatalogueColumns {
 
   /** The quotes matching `filters`, with their exact number. */
   select(filters: Filters): Selection {
+    const selection = this.#selectProfiles(filters);
+    const min = filters.ranges?.min_length;
+    const max = filters.ranges?.max_length;
+    return min === undefined && max === undefined ? selection : this.#withinLengths(selection, min, max);
+  }
+
+  /**
+   * The quotes of a profile selection whose length lies in [min, max], listed in id order. The
+   * quotes in a length range are a run of `length_order`; whichever of that run and the
+   * selection is smaller is walked, keeping the quotes in both.
+   */
+  #withinLengths(selection: Selection, min: number | undefined, max: number | undefined): Selection {
+    const lengths = this.#c.lengths;
+    const lo = min === undefined ? 0 : upperBound(lengths, min - 1);
+    const hi = max === undefined ? lengths.length : upperBound(lengths, max);
+    if (lo === 0 && hi === lengths.length) return selection;
+    const empty = { profiles: new Int32Array(0), total: 0 };
+    if (lo >= hi || selection.total === 0) return empty;
+    const cumulative = this.#lengthCumulative;
+    const runStart = cumulative[lo] as number;
+    const runEnd = cumulative[hi] as number;
+    const order = this.#c.length_order;
+    let ords: Int32Array;
+    const smaller = Math.min(selection.total, runEnd - runStart);
+    if (smaller * Math.log2(smaller + 1) > this.count) {
+      // Most quotes are kept: one walk over all of them in id order costs less than sorting.
+      const rank = this.#c.length_rank;
+      const profileOf = this.#c.profile;
+      const epoch = selection.profiles === null ? 0 : this.markProfiles(selection.profiles).epoch;
+      const mark = this.#mark;
+      const kept = new Int32Array(smaller);
+      let found = 0;
+      for (let ord = 0; ord < this.count; ord++) {
+        const r = rank[ord] as number;
+        if (r < lo || r >= hi) continue;
+        if (epoch !== 0 && mark[profileOf[ord] as number] !== epoch) continue;
+        kept[found++] = ord;
+      }
+      return found === 0
+        ? empty
+        : { profiles: new Int32Array(0), total: found, ords: kept.subarray(0, found) };
+    }
+    if (selection.profiles === null) {
+      ords = order.slice(runStart, runEnd);
+    } else if (selection.total <= runEnd - runStart) {
+      const starts = this.#c.profile_start;
+      const profileOrds = this.#c.profile_ords;
+      const rank = this.#c.length_rank;
+      const kept: number[] = [];
+      for (const profile of selection.profiles) {
+        for (let i = starts[profile] as number; i < (starts[profile + 1] as number); i++) {
+          const ord = profileOrds[i] as number;
+          const r = rank[ord] as number;
+          if (r >= lo && r < hi) kept.push(ord);
+        }
+      }
+      ords = Int32Array.from(kept);
+    } else {
+      const { epoch } = this.markProfiles(selection.profiles);
+      const mark = this.#mark;
+      const profileOf = this.#c.profile;
+      const kept: number[] = [];
+      for (let i = runStart; i < runEnd; i++) {
+        const ord = order[i] as number;
+        if (mark[profileOf[ord] as number] === epoch) kept.push(ord);
+      }
+      ords = Int32Array.from(kept);
+    }
+    if (ords.length === 0) return empty;
+    // Ords are ranks by id: sorting them numerically is id order.
+    ords.sort();
+    return { profiles: new Int32Array(0), total: ords.length, ords };
+  }
+
+  /** Per publish_date rank, the day number of the date's first day; computed on first use. */
+  #publishDays: Float64Array | undefined;
+
+  /**
+   * Ranks of the publish dates whose first day lies in [from, to] (day numbers). Dates sort as
+   * strings, which orders their first days too (a partial date sorts before the full dates of its
+   * period, and shares its first day with the earliest of them), so the ranks form one run.
+   */
+  #publishRanks(from: number | undefined, to: number | undefined): number[] {
+    if (this.#publishDays === undefined) {
+      this.#publishDays = Float64Array.from(this.#dictionaries.publish_date, (date) => {
+        const day = publishDay(date);
+        if (day === undefined) throw new Error(`inconsistent catalogue: '${date}' is not a publish date`);
+        return day;
+      });
+    }
+    const days = this.#publishDays;
+    const lo = from === undefined ? 0 : upperBound(days, from - 1);
+    const hi = to === undefined ? days.length : upperBound(days, to);
+    const out: number[] = [];
+    for (let rank = lo; rank < hi; rank++) out.push(rank);
+    return out;
+  }
+
+  #selectProfiles(filters: Filters): Selection {
     const constraints = new Map<ConstraintKey, number[]>();
     const add = (key: ConstraintKey, ranks: Iterable<number>) => {
       const wanted = new Set(ranks);
@@ -232,6 +338,8 @@ export class CatalogueColumns {
     if (present(filters.work_id)) add('work_id', numbers(this.#c.work_ids, filters.work_id));
     if (present(filters.author_like)) add('author_id', this.#likeRanks('author', filters.author_like));
     if (present(filters.work_like)) add('work_id', this.#likeRanks('work', filters.work_like));
+    const { published_from: from, published_to: to } = filters.ranges ?? {};
+    if (from !== undefined || to !== undefined) add('publish_date', this.#publishRanks(from, to));
     if (constraints.size === 0) return { profiles: null, total: this.count };
     // The driver: the constraint with the fewest candidate profiles.
     let driver: ConstraintKey | null = null;
@@ -294,7 +402,10 @@ export class CatalogueColumns {
   ): number[] {
     const out: number[] = [];
     const count = Math.min(limit, selection.total - offset);
-    if (count > 0) new PageReader(this, this.#c, strategies).profiles(selection, sort, offset, count, out);
+    if (count <= 0) return out;
+    const reader = new PageReader(this, this.#c, strategies);
+    if (selection.ords !== undefined) reader.ords(selection.ords, true, sort, offset, count, out);
+    else reader.profiles(selection, sort, offset, count, out);
     return out;
   }
 
@@ -302,6 +413,7 @@ export class CatalogueColumns {
   randomOrd(selection: Selection, random: (n: number) => number): number | null {
     if (selection.total === 0) return null;
     const target = random(selection.total);
+    if (selection.ords !== undefined) return selection.ords[target] as number;
     if (selection.profiles === null) return target;
     // Each quote owns one slot of [0, total): the profile whose run holds the target, then its quote.
     const starts = this.#c.profile_start;
@@ -345,6 +457,7 @@ export class CatalogueColumns {
 
   /** The ords of `ords` (ascending) whose quote is in the selection, still ascending. */
   within(ords: Int32Array, selection: Selection): Int32Array {
+    if (selection.ords !== undefined) return intersectAscending(ords, selection.ords);
     if (selection.profiles === null) return ords;
     const epoch = this.#nextEpoch();
     for (const profile of selection.profiles) this.#mark[profile] = epoch;
@@ -371,6 +484,34 @@ export class CatalogueColumns {
     const out: number[] = [];
     const count = Math.min(limit, ords.length - offset);
     if (count > 0) new PageReader(this, this.#c, strategies).ords(ords, true, sort, offset, count, out);
+    return out;
+  }
+
+  /**
+   * The ords of up to `count` quotes drawn uniformly without replacement among the selection, in
+   * draw order. Positions are drawn in [0, total) and mapped to quotes as {@link randomOrd} maps
+   * one: in a single pass over the selection's profiles.
+   */
+  sampleOrds(selection: Selection, count: number, random: (n: number) => number): number[] {
+    const positions = drawDistinct(selection.total, count, random);
+    if (selection.ords !== undefined) return positions.map((p) => selection.ords?.[p] as number);
+    if (selection.profiles === null) return positions;
+    const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
+    const out = new Array<number>(positions.length);
+    const starts = this.#c.profile_start;
+    let before = 0;
+    let next = 0;
+    for (const profile of selection.profiles) {
+      if (next >= order.length) break;
+      const size = (starts[profile + 1] as number) - (starts[profile] as number);
+      while (next < order.length && (order[next] as readonly [number, number])[0] < before + size) {
+        const [position, slot] = order[next] as readonly [number, number];
+        out[slot] = this.#c.profile_ords[(starts[profile] as number) + position - before] as number;
+        next++;
+      }
+      before += size;
+    }
+    if (next < order.length) throw new Error('a selection total disagrees with its profiles');
     return out;
   }
 
@@ -1085,4 +1226,22 @@ function allBelow(values: Int32Array, limit: number): boolean {
 
 function present<T>(values: readonly T[] | undefined): values is readonly T[] {
   return values !== undefined && values.length > 0;
+}
+
+/** The values in both ascending arrays, ascending: one merge walk. */
+function intersectAscending(a: Int32Array, b: Int32Array): Int32Array {
+  const out = new Int32Array(Math.min(a.length, b.length));
+  let found = 0;
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    const x = a[i] as number;
+    const y = b[j] as number;
+    if (x < y) i++;
+    else if (y < x) j++;
+    else {
+      out[found++] = x;
+      i++;
+      j++;
+    }
+  }
+  return out.subarray(0, found);
 }

@@ -38,6 +38,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
+import { hasRanges, rangesKey } from './ranges.ts';
 import { FacetCounter } from './sqlite-facets.ts';
 import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './sqlite-json.ts';
 import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
@@ -150,6 +151,14 @@ export class SqliteCatalogue implements CatalogueIndex {
   async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.random(filters, normaliseFields(fields)));
+  }
+  async randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]> {
+    const snapshot = this.#snapshot();
+    return guard(() => snapshot.randomSample(filters, normaliseFields(fields), count));
   }
 
   async facets(query: FacetQuery): Promise<FacetResult> {
@@ -415,9 +424,19 @@ class Snapshot {
     return matches.length === 0 ? null : (matches[randomInt(matches.length)] as number);
   }
 
+  randomSample(filters: Filters, fields: readonly QuoteField[] | null, count: number): QuoteProjection[] {
+    let selection = this.#select(filters);
+    if (filters.q !== undefined) {
+      const matches = this.#search.matches(filters.q, selection);
+      selection = { profiles: new Int32Array(0), total: matches.length, ords: matches };
+    }
+    const ords = this.#columns.sampleOrds(selection, count, randomInt);
+    return ords.length === 0 ? [] : this.#project(ords, fields ?? QUOTE_FIELDS);
+  }
+
   /** The quotes matching a filter set (all but `q`), remembered per canonical filter set. */
   #select(filters: Filters): Selection {
-    if (!FILTER_NAMES.some((name) => (filters[name]?.length ?? 0) > 0)) {
+    if (!FILTER_NAMES.some((name) => (filters[name]?.length ?? 0) > 0) && !hasRanges(filters.ranges)) {
       return { profiles: null, total: this.count };
     }
     const key = canonicalFilters(filters);
@@ -574,6 +593,7 @@ function canonicalFilters(filters: Filters): string {
       parts.push([...new Set(values as (string | number)[])].sort());
     }
   }
+  parts.push(rangesKey(filters.ranges));
   return JSON.stringify(parts);
 }
 
@@ -599,21 +619,26 @@ class SelectionCache {
   }
 
   set(key: string, value: Selection): void {
-    const size = value.profiles?.length ?? 0;
+    const size = selectionSize(value);
     if (size > this.#maxProfiles) return;
     const previous = this.#map.get(key);
     if (previous !== undefined) {
       this.#map.delete(key);
-      this.#profiles -= previous.profiles?.length ?? 0;
+      this.#profiles -= selectionSize(previous);
     }
     this.#map.set(key, value);
     this.#profiles += size;
     for (const [oldest, selection] of this.#map) {
       if (this.#map.size <= this.#maxEntries && this.#profiles <= this.#maxProfiles) break;
       this.#map.delete(oldest);
-      this.#profiles -= selection.profiles?.length ?? 0;
+      this.#profiles -= selectionSize(selection);
     }
   }
+}
+
+/** What a selection holds in memory, in list entries: its profiles, or its quotes when listed. */
+function selectionSize(selection: Selection): number {
+  return selection.ords?.length ?? selection.profiles?.length ?? 0;
 }
 
 function randomInt(n: number): number {

@@ -547,6 +547,9 @@ describe('server errors', () => {
       facets: async () => {
         throw error;
       },
+      randomSample: async () => {
+        throw error;
+      },
       close: () => real.close(),
     };
   }
@@ -631,6 +634,7 @@ describe('/health, /ready and the docs', () => {
       '/quotes',
       '/quotes/facets',
       '/quotes/random',
+      '/quotes/today',
       '/quotes/{id}',
       '/ready',
     ]);
@@ -651,6 +655,10 @@ describe('/health, /ready and the docs', () => {
       'category',
       'genre',
       'q',
+      'min_length',
+      'max_length',
+      'published_from',
+      'published_to',
       'sort',
       'order',
       'page',

@@ -47,6 +47,7 @@ function objectsOnly(catalogue: CatalogueIndex): CatalogueIndex {
     get: (id, fields) => catalogue.get(id, fields),
     random: (filters, fields) => catalogue.random(filters, fields),
     facets: (query) => catalogue.facets(query),
+    randomSample: (filters, fields, count) => catalogue.randomSample(filters, fields, count),
     close: () => catalogue.close(),
   };
 }

@@ -159,8 +159,15 @@ export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOpti
   });
 
   app.get('/quotes/random', { schema: randomQuoteSchema }, async (request, reply) => {
-    const { filters, fields } = parseRandomQuery(readQuery(request.raw.url ?? ''));
+    const { filters, fields, count } = parseRandomQuery(readQuery(request.raw.url ?? ''));
     reply.header('cache-control', NO_STORE);
+    if (count !== undefined) {
+      // With count the answer is always an array, even of one; none matching is the same 404
+      // as a single random quote's.
+      const quotes = await catalogue.randomSample(filters, fields, count);
+      if (quotes.length === 0) throw notFound('No quote matches the given filters');
+      return quotes;
+    }
     const quote = await catalogue.random(filters, fields);
     if (quote === null) throw notFound('No quote matches the given filters');
     return quote;

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { SAMPLE_GAP, sampleByIdsRequest, sampleRunRequests } from './meilisearch-request.ts';
+import { drawDistinct } from './sample.ts';
+
+describe('drawing distinct positions', () => {
+  it('draws min(count, total) distinct positions in range', () => {
+    const random = (n: number) => Math.floor(Math.random() * n);
+    for (const [total, count] of [
+      [0, 5],
+      [1, 5],
+      [5, 5],
+      [6, 5],
+      [1_000_000_000, 50],
+    ] as const) {
+      const drawn = drawDistinct(total, count, random);
+      expect(drawn).toHaveLength(Math.min(total, count));
+      expect(new Set(drawn).size).toBe(drawn.length);
+      for (const p of drawn) expect(p >= 0 && p < total && Number.isInteger(p)).toBe(true);
+    }
+  });
+
+  it('is the start of a Fisher-Yates shuffle: a given stream of draws gives known positions', () => {
+    // Draws of 0 take the next slot in order; drawing the last slot each time takes 4, then
+    // what was swapped into it (0, then 1).
+    expect(drawDistinct(5, 3, () => 0)).toEqual([0, 1, 2]);
+    expect(drawDistinct(5, 3, (n) => n - 1)).toEqual([4, 0, 1]);
+    // Taking slot 4 first moves 0 there: a later draw of that slot gives 0.
+    const stream = [4, 3, 0];
+    expect(drawDistinct(5, 3, () => stream.shift() as number)).toEqual([4, 0, 2]);
+  });
+});
+
+describe('Meilisearch sample reads', () => {
+  it('read nearby offsets in one request and far ones apart', () => {
+    const runs = sampleRunRequests('author_id = 1', [900, 5, 5 + SAMPLE_GAP, 40, 5 + SAMPLE_GAP + 1], null);
+    expect(runs.map((r) => [r.offset, r.request.limit])).toEqual([
+      [5, SAMPLE_GAP + 2],
+      [40, 1],
+      [900, 1],
+    ]);
+    expect(runs[0]?.request.filter).toBe('author_id = 1');
+    expect(runs[0]?.request.fields).toContain('catalogue_version');
+  });
+
+  it('read drawn ids with the build marker', () => {
+    expect(sampleByIdsRequest([3, 7], ['quote'])).toEqual({
+      filter: 'id IN [3, 7]',
+      offset: 0,
+      limit: 2,
+      fields: ['quote', 'id', 'catalogue_version'],
+    });
+  });
+});

@@ -1,0 +1,24 @@
+/**
+ * Several random quotes at once (`/quotes/random?count=N`): positions drawn uniformly without
+ * replacement among the matches, shared by every backend so that they draw alike.
+ */
+
+/** Most quotes one request may draw. */
+export const MAX_SAMPLE = 50;
+
+/**
+ * `min(count, total)` distinct positions of [0, total), in draw order: every ordered selection is
+ * equally likely (the first `count` steps of a Fisher-Yates shuffle, with the swapped slots kept in
+ * a map, so the cost is O(count) whatever `total`). `random(n)` is uniform in [0, n).
+ */
+export function drawDistinct(total: number, count: number, random: (n: number) => number): number[] {
+  const k = Math.min(count, total);
+  const moved = new Map<number, number>();
+  const out: number[] = [];
+  for (let i = 0; i < k; i++) {
+    const j = i + random(total - i);
+    out.push(moved.get(j) ?? j);
+    moved.set(j, moved.get(i) ?? i);
+  }
+  return out;
+}

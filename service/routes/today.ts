@@ -1,0 +1,97 @@
+/**
+ * `GET /quotes/today`: the quote of the day. One quote per UTC day and filter set, the same on
+ * every replica and on both engines: the SHA-256 of the UTC date and the canonical filters picks
+ * an offset in the exact number of matches, and the quote at that offset in id order is the
+ * day's. It changes at midnight UTC (or when the catalogue changes); caches may keep it until
+ * then, hence `Cache-Control: public, max-age=<seconds until midnight UTC>`.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import {
+  type CatalogueIndex,
+  CatalogueUnavailableError,
+  type Filters,
+  type QuoteField,
+  type QuoteProjection,
+} from '../catalogue/port.ts';
+import { notFound } from '../errors.ts';
+import { bodyBytes, etagFor, ifNoneMatchHits } from '../etag.ts';
+import { filtersKey, parseTodayQuery, readQuery } from '../query.ts';
+import { todayQuoteSchema } from '../schemas.ts';
+
+const DAY_MS = 86_400_000;
+
+/** The UTC date of an instant, `YYYY-MM-DD`. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Whole seconds from an instant to the next midnight UTC, rounded up: 1 to 86,400. */
+export function secondsUntilMidnight(ms: number): number {
+  const midnight = (Math.floor(ms / DAY_MS) + 1) * DAY_MS;
+  return Math.max(1, Math.ceil((midnight - ms) / 1000));
+}
+
+/** The offset of the day's quote among `total` matches: a hash of the day and the filters. */
+export function dayOffset(day: string, filters: string, total: number): number {
+  const digest = createHash('sha256').update(`${day}\n${filters}`).digest();
+  return Number(digest.readBigUInt64BE(0) % BigInt(total));
+}
+
+/** Reads of the day's quote before giving up while the catalogue keeps changing. */
+const ATTEMPTS = 3;
+
+/**
+ * The quote of `day` among the quotes matching `filters`, or null when none does: the exact
+ * count, then the quote at the day's offset in id order. A count that changed between the two
+ * reads (a catalogue swapped in) is taken again.
+ */
+export async function quoteOfTheDay(
+  catalogue: CatalogueIndex,
+  filters: Filters,
+  fields: readonly QuoteField[] | null,
+  day: string,
+): Promise<QuoteProjection | null> {
+  const key = filtersKey(filters);
+  let total = (await catalogue.list({ filters, sort: [], page: 1, limit: 1, fields: ['id'] })).total;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (total === 0) return null;
+    const offset = dayOffset(day, key, total);
+    const read = await catalogue.list({ filters, sort: [], page: offset + 1, limit: 1, fields });
+    const quote = read.items[0];
+    if (read.total === total && quote !== undefined) return quote;
+    total = read.total;
+  }
+  throw new CatalogueUnavailableError('the catalogue kept changing while the quote of the day was chosen');
+}
+
+export interface TodayRouteOptions {
+  catalogue: CatalogueIndex;
+  /** Wall clock in milliseconds (tests move it across midnight). */
+  now: () => number;
+}
+
+export async function todayRoutes(
+  app: FastifyInstance,
+  { catalogue, now }: TodayRouteOptions,
+): Promise<void> {
+  app.get('/quotes/today', { schema: todayQuoteSchema }, async (request, reply) => {
+    const { filters, fields } = parseTodayQuery(readQuery(request.raw.url ?? ''));
+    const at = now();
+    const day = utcDay(at);
+    const cacheControl = `public, max-age=${secondsUntilMidnight(at)}`;
+    // The version is read before the data, as for every ETag: a swap in between can only make
+    // the tag look stale.
+    const { version } = await catalogue.info();
+    const etag = etagFor(version, JSON.stringify(['today', day, filtersKey(filters), fields]));
+    const quote = await quoteOfTheDay(catalogue, filters, fields, day);
+    if (quote === null) throw notFound('No quote matches the given filters');
+    const body = bodyBytes(reply.serialize(quote) as string);
+    reply.header('etag', etag).header('cache-control', cacheControl).type('application/json; charset=utf-8');
+    if (ifNoneMatchHits(request.headers['if-none-match'], etag, true)) {
+      // A HEAD is handed the 200's bytes so that its Content-Length is the 200's (see quotes.ts).
+      return reply.code(304).send(request.method === 'HEAD' ? body : undefined);
+    }
+    return reply.send(body);
+  });
+}
