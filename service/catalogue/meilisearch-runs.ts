@@ -8,14 +8,14 @@
  * 1. `category`: one facet search counts the matches of each category (the counts must add up
  *    to the total, so they are all of them), which places the page in its run(s); inside a run
  *    the order is by id, read as below.
- * 2. A sort key in the order of a filterable integer (`id`, `author_id`, `work_id`, and
- *    `publish_date` through `publish_order`): the page's position is bracketed by values of it,
- *    starting from the first and last matches, then with counts of the matches before an
- *    interpolated value, until the engine has at most {@link NARROW_FROM} matches left to walk;
- *    the page is read between the brackets from the nearer one.
+ * 2. A sort key in the order of a filterable integer (`id`, `author_id`, `work_id`,
+ *    `quote_length`, and `publish_date` through `publish_order`): the page's position is
+ *    bracketed by values of it, starting from the first and last matches, then with counts of
+ *    the matches before an interpolated value, until the engine has at most {@link NARROW_FROM}
+ *    matches left to walk; the page is read between the brackets from the nearer one.
  *
- * An index that cannot answer these requests (built before `publish_order` was filterable) is
- * refused them with a 400; the page is then read the plain way too.
+ * An index that cannot answer these requests (built before `publish_order` and `quote_length`
+ * were filterable) is refused them with a 400; the page is then read the plain way too.
  *
  * Every read carries the catalogue version its documents were written by and a total the plan
  * predicts; when either disagrees (a reindex swapped the catalogue mid-plan) the plan is dropped
@@ -60,6 +60,7 @@ const COUNTED_KEYS: Partial<Record<SortField, CountedKey>> = {
   id: ID_KEY,
   author_id: { attribute: 'author_id', field: 'author_id', valueOf: (d) => d.author_id },
   work_id: { attribute: 'work_id', field: 'work_id', valueOf: (d) => d.work_id },
+  quote_length: { attribute: 'quote_length', field: 'quote_length', valueOf: (d) => d.quote_length },
   publish_date: {
     attribute: 'publish_order',
     field: 'publish_date',

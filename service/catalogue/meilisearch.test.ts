@@ -224,7 +224,9 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
               const label = `${JSON.stringify(filters)} page ${page} of ${limit}`;
               const expected = await sqlite.list(query);
               expect(await meili.list(query), label).toEqual(expected);
-              if (['category', 'id', 'author_id', 'work_id', 'publish_date'].includes(field)) {
+              if (
+                ['category', 'id', 'author_id', 'work_id', 'quote_length', 'publish_date'].includes(field)
+              ) {
                 expect(await narrowing.list(query), label).toEqual(expected);
               }
             }
@@ -237,7 +239,7 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
   it('reads pages narrowed by counts (category runs, integer keys) exactly as SQLite orders them', async () => {
     // No sort at all is the catalogue's order, by ascending id.
     const sorts: SortKey[][] = [[]];
-    for (const field of ['category', 'id', 'author_id', 'work_id', 'publish_date'] as const) {
+    for (const field of ['category', 'id', 'author_id', 'work_id', 'quote_length', 'publish_date'] as const) {
       for (const direction of ['asc', 'desc'] as const) {
         sorts.push([{ field, direction }]);
         if (field !== 'id') {
