@@ -1,8 +1,12 @@
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { generateQuotes } from '../../indexer/generate.ts';
 import type { LoadResult } from './load.ts';
-import { startRecorder } from './meili.ts';
+import { encodeBatches, startRecorder } from './meili.ts';
 import { evaluateMeili, type MeiliResults, meiliFailures } from './meili-report.ts';
 
 describe('startRecorder', () => {
@@ -44,6 +48,33 @@ describe('startRecorder', () => {
     } finally {
       await recorder.close();
       upstream.close();
+    }
+  });
+});
+
+describe('encodeBatches', () => {
+  it('writes every document once and releases the catalogue file when done', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-batches-'));
+    try {
+      const file = join(dir, 'quotes.ndjson');
+      const quotes = [...generateQuotes(300, 3)];
+      writeFileSync(file, `${quotes.map((q) => JSON.stringify(q)).join('\n')}\n`);
+      // The files this process holds open, by the path each descriptor names.
+      const openFiles = () =>
+        readdirSync('/proc/self/fd').map((fd) => {
+          try {
+            return readlinkSync(join('/proc/self/fd', fd));
+          } catch {
+            return '';
+          }
+        });
+      const { count, files } = await encodeBatches(file, dir);
+      expect(count).toBe(300);
+      expect(files).toHaveLength(1);
+      // Nothing left for the garbage collector to close.
+      expect(openFiles()).not.toContain(file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -98,25 +98,30 @@ export async function encodeBatches(file: string, dir: string): Promise<{ files:
       stream.end((error?: Error | null) => (error ? reject(error) : resolve())),
     );
   };
-  for await (const chunk of source.batches()) {
-    for (const raw of chunk) {
-      const quote = raw.error === undefined ? validator.check(raw.value, raw.record, raw.line) : null;
-      if (quote === null) throw new Error(`${file}: record ${raw.record} is not valid`);
-      if (out === undefined) {
-        const name = join(dir, `batch-${files.length}.ndjson`);
-        files.push(name);
-        out = createWriteStream(name);
-        inBatch = 0;
+  try {
+    for await (const chunk of source.batches()) {
+      for (const raw of chunk) {
+        const quote = raw.error === undefined ? validator.check(raw.value, raw.record, raw.line) : null;
+        if (quote === null) throw new Error(`${file}: record ${raw.record} is not valid`);
+        if (out === undefined) {
+          const name = join(dir, `batch-${files.length}.ndjson`);
+          files.push(name);
+          out = createWriteStream(name);
+          inBatch = 0;
+        }
+        const stream = out;
+        if (!stream.write(`${JSON.stringify(encode(quote))}\n`)) {
+          await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
+        }
+        count++;
+        if (++inBatch >= DEFAULT_BATCH_SIZE) await close();
       }
-      const stream = out;
-      if (!stream.write(`${JSON.stringify(encode(quote))}\n`)) {
-        await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
-      }
-      count++;
-      if (++inBatch >= DEFAULT_BATCH_SIZE) await close();
     }
+    await close();
+  } finally {
+    // The file is released here, not by the garbage collector (which warns, and will throw).
+    await source.close();
   }
-  await close();
   return { files, count };
 }
 
