@@ -910,11 +910,16 @@ describe.skipIf(skipStack !== undefined)('the compose stack, end to end', () => 
     await phase('k6 rate-limit', async () => {
       await rollout([], { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '20' });
       // The script measures the limiter and gives up on any other answer to its first request: it
-      // starts once the rolled-out replicas serve quotes (a request now counts in this minute
-      // only; the script waits for the next one).
+      // starts once every rolled-out replica serves quotes, i.e. after six answers of 200 in a
+      // row through the round-robin proxy (these count in this minute only; the script waits for
+      // the next one). A first request of a replica once waited past the engine timeout here.
+      let inARow = 0;
       await waitFor(
-        'a quote through the proxy after the rollout',
-        async () => (await get('/quotes?limit=1&fields=id')).status === 200,
+        'six quotes in a row through the proxy after the rollout',
+        async () => {
+          inARow = (await get('/quotes?limit=1&fields=id')).status === 200 ? inARow + 1 : 0;
+          return inARow >= 6;
+        },
         60_000,
       );
       const result = await k6('loadtest/rate-limit.ts', { LIMIT: '20' });
