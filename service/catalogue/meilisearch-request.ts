@@ -425,7 +425,7 @@ export function filterExpression(parts: readonly string[]): string | undefined {
   return parts.map((part) => `(${part})`).join(' AND ');
 }
 
-function withFilter(filter: string | undefined, request: FetchRequest): FetchRequest {
+export function withFilter(filter: string | undefined, request: FetchRequest): FetchRequest {
   return filter === undefined ? request : { filter, ...request };
 }
 

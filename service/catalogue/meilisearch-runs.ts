@@ -25,6 +25,7 @@ import { MeilisearchApiError } from 'meilisearch';
 import {
   buildFilter,
   buildSort,
+  decodeFacetKey,
   type FetchRequest,
   type FetchResponse,
   filterExpression,
@@ -33,6 +34,7 @@ import {
   quoteFilterValue,
   retrievedFields,
   reverseSort,
+  withFilter,
 } from './meilisearch-request.ts';
 import {
   type Direction,
@@ -107,15 +109,6 @@ export function runSort(
   return { attribute, direction: first.direction, idDirection: rest[0]?.direction ?? 'asc' };
 }
 
-/**
- * The inverse of `facetKey` for a key that is not a digest: `_<hex>_` back to its code point.
- * Undefined for a digest key, whose value (and so its place in the order) is not recoverable.
- */
-export function decodeFacetKey(key: string): string | undefined {
-  if (key.startsWith('~')) return undefined;
-  return key.replace(/_([0-9a-f]+)_/g, (_, hex: string) => String.fromCodePoint(Number.parseInt(hex, 16)));
-}
-
 /** The request counting the matches of `filter` per value of a run key. */
 export function runCountRequest(filter: string | undefined, attribute: string): RunCountRequest {
   const request: RunCountRequest = {
@@ -142,7 +135,8 @@ export async function readPageNarrowed(
   narrowFrom = NARROW_FROM,
 ): Promise<MeiliQuoteDocument[] | undefined> {
   try {
-    if (runSort(query) !== undefined) return await readPageInRuns(query, total, reader, narrowFrom);
+    const run = runSort(query);
+    if (run !== undefined) return await readPageInRuns(query, run, total, reader, narrowFrom);
     const first = leadingKey(query);
     const key = COUNTED_KEYS[first.field];
     if (key === undefined) return undefined;
@@ -185,11 +179,11 @@ function leadingKey(query: ListQuery): SortKey {
 /** `category`: the runs that hold the page, each read as a {@link KeyRange} of ids. */
 async function readPageInRuns(
   query: ListQuery,
+  sort: NonNullable<ReturnType<typeof runSort>>,
   total: number,
   reader: RunReader,
   narrowFrom: number,
 ): Promise<MeiliQuoteDocument[] | undefined> {
-  const sort = runSort(query) as NonNullable<ReturnType<typeof runSort>>;
   const parts = buildFilter(query.filters);
   const counted = await reader.search(runCountRequest(filterExpression(parts), sort.attribute));
   const version = counted.hits[0]?.catalogue_version;
@@ -338,7 +332,11 @@ class KeyRange {
   /** The number of matches also matching `clause`. */
   async #count(clause: string): Promise<number> {
     const response = await this.#reader.fetch(
-      withFilter([...this.#options.parts, clause], { offset: 0, limit: 1, fields: ['catalogue_version'] }),
+      withFilter(filterExpression([...this.#options.parts, clause]), {
+        offset: 0,
+        limit: 1,
+        fields: ['catalogue_version'],
+      }),
     );
     this.#check(response.results);
     return response.total;
@@ -358,7 +356,7 @@ class KeyRange {
   ): Promise<MeiliQuoteDocument[]> {
     const sort = reversed ? reverseSort(this.#options.sort) : [...this.#options.sort];
     const response = await this.#reader.fetch(
-      withFilter([...this.#options.parts, ...clauses], { sort, offset, limit, fields }),
+      withFilter(filterExpression([...this.#options.parts, ...clauses]), { sort, offset, limit, fields }),
     );
     if (response.total !== expected || response.results.length !== limit) throw new Swapped();
     this.#check(response.results);
@@ -371,9 +369,4 @@ class KeyRange {
       if (hit.catalogue_version !== this.#version) throw new Swapped();
     }
   }
-}
-
-function withFilter(parts: readonly string[], request: FetchRequest): FetchRequest {
-  const filter = filterExpression(parts);
-  return filter === undefined ? request : { filter, ...request };
 }
