@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -73,6 +73,28 @@ describe('encodeBatches', () => {
       expect(files).toHaveLength(1);
       // Nothing left for the garbage collector to close.
       expect(openFiles()).not.toContain(file);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('cuts batches where the indexer does: at its document count or before its byte limit', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bench-batches-'));
+    try {
+      const file = join(dir, 'quotes.ndjson');
+      const quotes = [...generateQuotes(300, 3)];
+      writeFileSync(file, `${quotes.map((q) => JSON.stringify(q)).join('\n')}\n`);
+      const { files } = await encodeBatches(file, dir, { documents: 10, bytes: 20_000 });
+      const bodies = files.map((f) => readFileSync(f, 'utf8'));
+      for (const body of bodies) {
+        expect(Buffer.byteLength(body)).toBeLessThanOrEqual(20_000);
+        expect(body.split('\n').length).toBeLessThanOrEqual(10);
+      }
+      // Both limits cut: some batches are full by count, some by bytes.
+      expect(bodies.some((b) => b.split('\n').length === 10)).toBe(true);
+      expect(bodies.slice(0, -1).some((b) => b.split('\n').length < 10)).toBe(true);
+      const ids = bodies.flatMap((b) => b.split('\n').map((line) => (JSON.parse(line) as { id: number }).id));
+      expect(ids).toEqual(quotes.map((q) => q.id));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openRecords } from '../../indexer/read.ts';
 import { Validator } from '../../indexer/validate.ts';
-import { DEFAULT_BATCH_SIZE } from '../../service/catalogue/meilisearch-builder.ts';
+import { DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES } from '../../service/catalogue/meilisearch-builder.ts';
 import { createDocumentEncoder, MEILI_SETTINGS } from '../../service/catalogue/meilisearch-request.ts';
 import type { RequestSpec } from './load.ts';
 import { type Child, freePort, start, waitForHttp } from './processes.ts';
@@ -82,7 +82,11 @@ export async function waitTask(engine: { url: string; key: string }, taskUid: nu
  * Writes the documents the indexer would send for `file` as NDJSON batches of the indexer's size,
  * ahead of the timed part: the baseline times the engine, not the reading.
  */
-export async function encodeBatches(file: string, dir: string): Promise<{ files: string[]; count: number }> {
+export async function encodeBatches(
+  file: string,
+  dir: string,
+  limits = { documents: DEFAULT_BATCH_SIZE, bytes: MAX_BATCH_BYTES },
+): Promise<{ files: string[]; count: number }> {
   const encode = createDocumentEncoder('bench');
   const validator = new Validator({ maxProblems: 1 });
   const source = await openRecords(file);
@@ -90,6 +94,7 @@ export async function encodeBatches(file: string, dir: string): Promise<{ files:
   let count = 0;
   let out: ReturnType<typeof createWriteStream> | undefined;
   let inBatch = 0;
+  let inBytes = 0;
   const close = async () => {
     if (out === undefined) return;
     const stream = out;
@@ -103,18 +108,24 @@ export async function encodeBatches(file: string, dir: string): Promise<{ files:
       for (const raw of chunk) {
         const quote = raw.error === undefined ? validator.check(raw.value, raw.record, raw.line) : null;
         if (quote === null) throw new Error(`${file}: record ${raw.record} is not valid`);
+        const line = JSON.stringify(encode(quote));
+        const size = Buffer.byteLength(line);
+        // The indexer's own cut: a batch ends at its document count or before its byte limit.
+        if (out !== undefined && inBytes + 1 + size > limits.bytes) await close();
         if (out === undefined) {
           const name = join(dir, `batch-${files.length}.ndjson`);
           files.push(name);
           out = createWriteStream(name);
           inBatch = 0;
+          inBytes = 0;
         }
         const stream = out;
-        if (!stream.write(`${JSON.stringify(encode(quote))}\n`)) {
+        if (!stream.write(inBatch === 0 ? line : `\n${line}`)) {
           await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
         }
+        inBytes += (inBatch === 0 ? 0 : 1) + size;
         count++;
-        if (++inBatch >= DEFAULT_BATCH_SIZE) await close();
+        if (++inBatch >= limits.documents) await close();
       }
     }
     await close();

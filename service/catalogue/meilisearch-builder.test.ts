@@ -18,7 +18,7 @@ import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-suppo
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import { openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder, MeiliTaskError } from './meilisearch-builder.ts';
-import { MEILI_SETTINGS } from './meilisearch-request.ts';
+import { createDocumentEncoder, MEILI_SETTINGS } from './meilisearch-request.ts';
 import { type CatalogueLogger, CatalogueUnavailableError, type Quote } from './port.ts';
 
 interface FakeIndex {
@@ -295,7 +295,7 @@ function recordingLogger(): CatalogueLogger & { lines: { level: string; obj: obj
 async function index(
   engine: Engine,
   quotes: Quote[],
-  options: { batchSize?: number; taskTimeoutMs?: number } = {},
+  options: { batchSize?: number; maxBatchBytes?: number; taskTimeoutMs?: number } = {},
 ) {
   const builder = await createMeiliBuilder({
     host: engine.host,
@@ -363,6 +363,34 @@ describe('the Meilisearch build protocol', () => {
     // Every enqueued task was polled until it finished.
     const polled = new Set(engine.calls.filter((c) => c.path.startsWith('/tasks/')).map((c) => c.path));
     expect(polled).toEqual(new Set(['/tasks/0', '/tasks/1', '/tasks/2', '/tasks/3', '/tasks/4', '/tasks/5']));
+  });
+
+  it('cuts batches by bytes too, sends a document larger than a batch alone, and keeps every byte', async () => {
+    engine = await fakeEngine();
+    // A long quote in the middle (its text with CJK and accents, several bytes per character).
+    const long = { ...(TEN[4] as Quote), quote: `${'Était-ce 夢 ? '.repeat(400)}fin` };
+    const quotes = [...TEN.slice(0, 4), long, ...TEN.slice(5)];
+    const encode = createDocumentEncoder('x');
+    const sizes = quotes.map((q) => Buffer.byteLength(JSON.stringify(encode(q))));
+    const limit = Math.max(...sizes.filter((_, i) => i !== 4)) * 2 + 1;
+    expect(sizes[4]).toBeGreaterThan(limit);
+    await index(engine, quotes, { maxBatchBytes: limit });
+    const batches = engine.calls.filter((c) => c.path.endsWith('/documents'));
+    const bodies = batches.map((c) => c.body);
+    // Every batch but the long quote's own fits the limit, and none could have taken the next line.
+    bodies.forEach((body, i) => {
+      if (!body.includes('夢')) expect(Buffer.byteLength(body)).toBeLessThanOrEqual(limit);
+      const next = bodies[i + 1]?.split('\n')[0];
+      if (next !== undefined)
+        expect(Buffer.byteLength(body) + 1 + Buffer.byteLength(next)).toBeGreaterThan(limit);
+    });
+    expect(bodies.filter((b) => b.includes('夢'))).toHaveLength(1);
+    expect(bodies.find((b) => b.includes('夢'))?.split('\n')).toHaveLength(1);
+    const sent = bodies.flatMap((b) =>
+      b.split('\n').map((line) => JSON.parse(line) as { id: number; quote: string }),
+    );
+    expect(sent.map((d) => d.id)).toEqual(quotes.map((q) => q.id));
+    expect(sent.map((d) => d.quote)).toEqual(quotes.map((q) => q.quote));
   });
 
   it('on later runs: swaps with the live index, then deletes the previous catalogue', async () => {

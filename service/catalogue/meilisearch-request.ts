@@ -259,6 +259,17 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
     return meta;
   };
   const metaMemo = new Map<string, { tokens: string; keys: string[] }>();
+  // A catalogue's texts share most of their words, and a word's token costs a UTF-8 copy.
+  const tokenMemo = new Map<string, string>();
+  const tokenOf = (word: string): string => {
+    let token = tokenMemo.get(word);
+    if (token === undefined) {
+      token = engineToken(word);
+      if (tokenMemo.size >= MAX_MEMO_ENTRIES) tokenMemo.clear();
+      tokenMemo.set(word, token);
+    }
+    return token;
+  };
   return (quote) => {
     const text = words(quote.quote);
     const textKeys = [...new Set(text)].map(searchKey);
@@ -291,7 +302,7 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       genre_keys: [...new Set(genres.map((g) => g.key))],
       genre_sort: genres[0]?.sort ?? '',
       publish_order: publishOrder(quote.publish_date),
-      q_text: text.map(engineToken).join(' '),
+      q_text: text.map(tokenOf).join(' '),
       q_meta: meta.tokens,
       q_words: [...new Set([...textKeys, ...meta.keys])],
       q_text_words: textKeys,
