@@ -1,14 +1,3 @@
-/**
- * The API contract (api-contract.md), rule by rule, over HTTP, on a catalogue of its own: names
- * with accents, apostrophes, hyphens, mixed case, runs of spaces, `ø`, a ligature, CJK, emoji and
- * combining marks in quotes, identical sort keys, genres given as a bare string, dates of every
- * precision within one year, and ids that are neither contiguous nor in file order. The catalogue
- * goes through the real indexer (`indexFile`, and the CLI for the live reload), and expectations
- * come from the raw records through an oracle written here from the contract's text, independent
- * of the service's own `fold`, comparators and matchers. Every backend runs it unchanged
- * (contract.test.ts: SQLite; contract-meilisearch.test.ts: a real Meilisearch).
- */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexFile } from '../indexer/index-file.ts';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
+import { type Finished, runProcess } from './test-support/processes.ts';
 
 /** Every parameter `/quotes` accepts, as the contract (section 4) lists them. */
 const LIST_PARAMETERS = [
@@ -1181,26 +1171,11 @@ export function describeContract(backend: ContractBackend): void {
   });
 
   /** Runs `node <args>` from the repository root with only `env` (and PATH) set. */
-  function run(args: string[], env: Record<string, string>) {
-    const child = spawn(process.execPath, args, {
+  function run(args: string[], env: Record<string, string>): Promise<Finished> {
+    return runProcess(process.execPath, args, {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
+      timeoutMs: 10_000,
     });
   }
 

@@ -5,8 +5,9 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+
+export { freePort } from '../../service/test-support/processes.ts';
 
 const TAIL_CHARS = 4000;
 
@@ -84,19 +85,6 @@ export function start(name: string, command: string, args: readonly string[], en
   running.add(child);
   void exited.then(() => running.delete(child));
   return child;
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no TCP port could be reserved');
-  return address.port;
 }
 
 /**
