@@ -38,7 +38,7 @@ const FIELDS = [
 const CATEGORIES = ['fiction', 'nonfiction', 'poetry', 'drama'];
 const DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/;
 
-/** Everything api-contract.md section 3 asks of one record (bar quote_length), as messages. */
+/** Everything docs/api.md#the-quote asks of one record (bar quote_length), as messages. */
 function contractProblems(record: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const fail = (message: string) => problems.push(`record ${String(record.id)}: ${message}`);

@@ -3,7 +3,7 @@
  *
  *   node indexer/generate.ts --count N [--seed S] [--out FILE]
  *
- * Writes NDJSON, one quote per line, with every field of api-contract.md section 3 except
+ * Writes NDJSON, one quote per line, with every field of docs/api.md#the-quote except
  * `quote_length` (the indexer computes it). The output is a pure function of (count, seed): the
  * same arguments give byte-identical files on any machine, because every choice comes from one
  * seeded PRNG and nothing reads the clock, the locale or Math.random.

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the project measures itself on any machine, without k6 (see --help and
- * loadtest/README.md). Every child process (service, bare Fastify, redis-server, indexer) is
+ * docs/benchmarks.md). Every child process (service, bare Fastify, redis-server, indexer) is
  * stopped however the run ends.
  */
 

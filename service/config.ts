@@ -1,6 +1,6 @@
 /**
- * The service's environment (api-contract.md section 10), parsed and validated once. The indexer
- * reads the same module, so both always target the same catalogue.
+ * The service's environment (docs/configuration.md#configuration), parsed and validated once. The
+ * indexer reads the same module, so both always target the same catalogue.
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';

@@ -10,7 +10,7 @@ import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { type Finished, runProcess } from './test-support/processes.ts';
 
-/** Every parameter `/quotes` accepts, as the contract (section 4) lists them. */
+/** Every parameter `/quotes` accepts, as docs/api.md#listing-quotes lists them. */
 const LIST_PARAMETERS = [
   'author',
   'author_id',

@@ -1,8 +1,8 @@
 /**
  * The HTTP edge of every quote route: the raw query string becomes the port's typed, validated,
- * normalised query (api-contract.md sections 4 to 6). Nothing past this module sees a raw string,
- * and every rule that can fail here answers 400 with `details` naming the parameter and what it
- * accepts.
+ * normalised query (docs/api.md#listing-quotes to #the-genre-form). Nothing past this module sees
+ * a raw string, and every rule that can fail here answers 400 with `details` naming the parameter
+ * and what it accepts.
  *
  * The query string is parsed by hand rather than by Fastify's parser because the contract needs
  * what a generic parser loses: the arrival order of `sort`/`order` values, repeats of

@@ -1,6 +1,6 @@
 /**
  * The service's Redis connection, configured to fail fast: a request must never hang on Redis
- * (api-contract.md section 8), and the service must start while Redis is down and recover when
+ * (docs/api.md#rate-limiting), and the service must start while Redis is down and recover when
  * it returns.
  */
 import { Redis } from 'ioredis';

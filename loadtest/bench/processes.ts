@@ -241,7 +241,7 @@ export async function runMeasured(
  * and V8 otherwise grows the young generation to tens of MB per semi-space). Measured with
  * `npm run bench`: peak RSS 388 MB → 218 MB at 200k quotes, with no loss of throughput.
  * Fewer V8 helper threads (`--v8-pool-size=1`) shorten the GC's stalls under the mix but raise
- * the peak RSS by 20 to 50 MB, so the pool keeps V8's default (loadtest/RESULTS.md, fewer V8 helper threads).
+ * the peak RSS by 20 to 50 MB, so the pool keeps V8's default (docs/benchmarks.md#history, feba5a8).
  *
  * No allocation-site pretenuring: V8 allocates an object straight in the old generation when most
  * objects from the same place in the code were still alive at recent young-generation
@@ -249,7 +249,7 @@ export async function runMeasured(
  * collection, so a Redis-store service put under load as soon as it is ready (a new replica, a
  * restart) could settle for good into allocating every request's objects there: each minor
  * collection then took about 0.75 ms instead of 0.2, a full collection ran every half second,
- * and the service did 10 to 35% fewer requests per second (RESULTS.md, allocation-site pretenuring). Without
+ * and the service did 10 to 35% fewer requests per second (docs/benchmarks.md#history, 0c1a501). Without
  * it, requests die young, as with the memory store, whose throughput it does not change.
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--no-allocation-site-pretenuring'] as const;

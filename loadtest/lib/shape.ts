@@ -1,6 +1,6 @@
 /**
- * Shape checks of the contract's response bodies (api-contract.md sections 2, 3, 4 and 6).
- * Pure functions over parsed JSON, usable from k6 checks and from Node tests alike.
+ * Shape checks of the contract's response bodies (docs/api.md#errors, #the-quote, #listing-quotes
+ * and #the-genre-form). Pure functions over parsed JSON, usable from k6 checks and from Node tests alike.
  */
 
 /** Every field of a full Quote, in the order responses list them. */

@@ -44,7 +44,7 @@ import {
  * Documents per batch: large batches index much faster than many small ones, but the indexer
  * holds a batch two or three times over (its lines, the joined body, the request). At 25,000 the
  * engine indexed 200k quotes as fast as at 50,000 while the indexer's peak RSS fell from about
- * 355 MB to 260 MB (loadtest/RESULTS.md).
+ * 355 MB to 260 MB (docs/benchmarks.md#history).
  */
 export const DEFAULT_BATCH_SIZE = 25_000;
 /** A batch is also sent once its NDJSON reaches this size, well below the engine's 100 MB payload limit. */

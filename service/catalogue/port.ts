@@ -4,7 +4,7 @@
  * and passes the same behaviour suite (`port.suite.ts`).
  *
  * Text semantics live here and nowhere else: {@link fold} and {@link words} are exactly the
- * contract's "folded form" and "words" (api-contract.md section 4), and backends store keys
+ * contract's "folded form" and "words" (docs/api.md#text-matching), and backends store keys
  * computed by these functions at index time so that all of them agree.
  */
 import { inRanges, type Ranges } from './ranges.ts';

@@ -1,5 +1,5 @@
 /**
- * Rate limiting of the quote paths (api-contract.md section 8), on `@fastify/rate-limit` with the
+ * Rate limiting of the quote paths (docs/api.md#rate-limiting), on `@fastify/rate-limit` with the
  * service's own stores, clock-minute windows, Error objects and failure policy.
  *
  * It adds one `onRequest` hook at the app's root (the plugin is not encapsulated). Fastify runs

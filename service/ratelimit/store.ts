@@ -1,5 +1,5 @@
 /**
- * The rate-limit store port (api-contract.md section 8). A store counts requests per client in
+ * The rate-limit store port (docs/api.md#rate-limiting). A store counts requests per client in
  * fixed windows aligned to the clock minute: every request in minute `floor(now / 60 s)` adds to
  * one count, and the count starts again at 1 when the next minute begins, whatever the time of
  * the first request. Adapters: `memory.ts` (one process) and `redis-store.ts` (every replica

@@ -1,7 +1,8 @@
 /**
- * `GET /quotes`, `/quotes/random` and `/quotes/{id}` (api-contract.md sections 4 and 5). Each
- * handler parses the query (400), asks the catalogue, and answers 404 for "nothing": by the time
- * it runs, rate limiting and authentication have already passed.
+ * `GET /quotes`, `/quotes/random` and `/quotes/{id}` (docs/api.md#listing-quotes and
+ * #one-quote-and-a-random-one). Each handler parses the query (400), asks the catalogue, and
+ * answers 404 for "nothing": by the time it runs, rate limiting and authentication have already
+ * passed.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CatalogueIndex, type ListQuery, type QuoteProjection, totalPages } from '../catalogue/port.ts';
