@@ -189,7 +189,7 @@ interface Quote {
   quote: string;
 }
 
-/** What the service must answer for each record: section 3, in its field order. */
+/** What the service must answer for each record: docs/api.md#the-quote, in its field order. */
 const QUOTES: Quote[] = RECORDS.map((r) => ({
   id: r.id,
   author: r.author,
@@ -205,7 +205,7 @@ const QUOTES: Quote[] = RECORDS.map((r) => ({
 }));
 
 // ---------------------------------------------------------------------------------------------
-// The oracle: section 4 in a few lines, from the contract's own words.
+// The oracle: docs/api.md#listing-quotes in a few lines, from the contract's own words.
 
 const folded = (s: string) =>
   s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/gu, ' ').trim();

@@ -18,7 +18,7 @@ export const QUOTE_FIELDS = [
   'quote',
 ];
 
-/** The fields of a `/api/v1/quotes` item (contract section 6). */
+/** The fields of a `/api/v1/quotes` item (docs/api.md#the-genre-form). */
 export const V1_FIELDS = ['id', 'author', 'work', 'genre', 'publish_date', 'quote_length', 'source', 'quote'];
 
 type Json = Record<string, unknown>;
@@ -98,7 +98,7 @@ export function isV1Response(value: unknown): boolean {
   );
 }
 
-/** The contract's Error object with the given status and identifier (section 2). */
+/** The contract's Error object with the given status and identifier (docs/api.md#errors). */
 export function isErrorBody(value: unknown, code: number, error: string): boolean {
   return (
     isObject(value) &&

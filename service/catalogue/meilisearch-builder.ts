@@ -23,6 +23,7 @@ import {
   MeilisearchTaskTimeOutError,
   type Task,
 } from 'meilisearch';
+import { CodedError } from '../coded-error.ts';
 import { networkReason } from './meilisearch.ts';
 import {
   buildIndexPrefix,
@@ -94,8 +95,9 @@ export async function createMeiliBuilder(options: MeiliBuilderOptions): Promise<
 }
 
 /** An engine task that ended in another state than `succeeded`, with the engine's reason. */
-export class MeiliTaskError extends Error {
+export class MeiliTaskError extends CodedError {
   override name = 'MeiliTaskError';
+  readonly code = 'engine_task_failed';
   /** The task ended (failed or canceled), rather than the wait for it giving up. */
   readonly ended: boolean;
 

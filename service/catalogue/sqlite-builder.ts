@@ -238,7 +238,7 @@ class SqliteBuilder implements CatalogueBuilder {
     const profiles = this.#profiles;
     const { profile, authorIsNew, workIsNew } = profiles.intern(quote, (text) => this.#fold(text));
     this.#quotes.push(quote.id, quote.quote_length, profile);
-    // author_id names one author and work_id one (work, author) (contract section 3, checked by
+    // author_id names one author and work_id one (work, author) (docs/api.md#the-quote, checked by
     // the indexer), so each id's words are recorded once.
     if (authorIsNew) profiles.authorWords.add(wordSet(quote.author), quote.author_id);
     if (workIsNew) profiles.workWords.add(wordSet(quote.work), quote.work_id);

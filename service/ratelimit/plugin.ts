@@ -106,7 +106,7 @@ export function isRateLimitStoreFailure(error: unknown): boolean {
   return error instanceof ApiError && error.cause instanceof StoreUnavailableError;
 }
 
-/** The 429 of section 8: the limit and the wait in `details`, the wait in `Retry-After`. */
+/** The 429 (docs/api.md#rate-limiting): the limit and the wait in `details`, the wait in `Retry-After`. */
 export function tooManyRequests(max: number, ttlMs: number): ApiError {
   const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
   const requests = max === 1 ? 'request' : 'requests';

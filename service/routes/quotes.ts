@@ -48,7 +48,7 @@ function pagination(query: ListQuery, total: number, count: number): Page['pagin
   return { page: query.page, limit: query.limit, total_pages: pages, total_quotes: total };
 }
 
-/** The two envelopes of a list: `/quotes` and `/api/v1/quotes` (contract sections 4 and 6). */
+/** The two envelopes of a list: `/quotes` and `/api/v1/quotes` (docs/api.md#listing-quotes, #the-genre-form). */
 export type Envelope = 'quotes' | 'v1';
 
 /**
