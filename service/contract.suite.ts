@@ -382,7 +382,7 @@ export function describeContract(backend: ContractBackend): void {
 
   // ---------------------------------------------------------------------------------------------
 
-  describe('1. paths', () => {
+  describe('paths (docs/api.md#paths)', () => {
     const OK_PATHS = [
       '/quotes',
       '/quotes/random',
@@ -476,7 +476,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('2. errors', () => {
+  describe('errors (docs/api.md#errors)', () => {
     it('checks the rate limit, then credentials, then parameters, then data', async () => {
       // A bad parameter without credentials: 401, not 400.
       for (const url of [
@@ -513,7 +513,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('3. the quote', () => {
+  describe('the Quote (docs/api.md#the-quote)', () => {
     it('serves every record with every field, typed, never null, genre always an array', async () => {
       const all = await page('limit=100');
       expect(all.pagination.total_quotes).toBe(QUOTES.length);
@@ -530,7 +530,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('4. query parameters of /quotes', () => {
+  describe('listing quotes (docs/api.md#listing-quotes)', () => {
     it('defaults to page 1 of 5 quotes by id ascending', async () => {
       const body = await page('');
       expect(idsOf(body.items)).toEqual(idsOf(ordered(QUOTES, [])).slice(0, 5));
@@ -839,7 +839,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('5. /quotes/{id} and /quotes/random', () => {
+  describe('one quote, and a random one (docs/api.md#one-quote-and-a-random-one)', () => {
     it('/quotes/{id}: an integer ≥ 1 (else 400), 404 when unknown, fields only', async () => {
       expect((await send('/quotes/1500')).json()).toEqual(QUOTES.find((q) => q.id === 1500));
       for (const id of ['0', '-1', '1.0', 'abc', '1e3', '%201', '+1', '0x10']) {
@@ -888,7 +888,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('6. /api/v1/quotes', () => {
+  describe('the genre form (docs/api.md#the-genre-form)', () => {
     const V1_KEYS = ['id', 'author', 'work', 'genre', 'publish_date', 'quote_length', 'source', 'quote'];
     const GENRES = ['romance', 'gothic', 'satire', 'naturalism', 'fantasy'];
     const matching = where((q) => q.genre.some((g) => GENRES.includes(folded(g))));
@@ -964,7 +964,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('7. authentication', () => {
+  describe('authentication (docs/api.md#authentication)', () => {
     const url = '/quotes?limit=1&fields=id';
     const asked = (headers: Record<string, string>, target = app) => anonymous(url, { headers }, target);
 
@@ -1033,7 +1033,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('8. rate limiting', () => {
+  describe('rate limiting (docs/api.md#rate-limiting)', () => {
     // 12:00:15.250 UTC: the window resets in 44.75 s, i.e. 45 whole seconds.
     const NOW = Date.UTC(2030, 0, 1, 12, 0, 15, 250);
     const limits = (r: LightMyRequestResponse) => [
@@ -1098,7 +1098,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('9. caching', () => {
+  describe('caching (docs/api.md#caching)', () => {
     it('list, id and v1 answers carry an ETag and Cache-Control; If-None-Match gets 304 without a body', async () => {
       for (const url of ['/quotes?author=emile+zola', '/quotes/1200', '/api/v1/quotes?genre=romance']) {
         const first = await send(url);
@@ -1179,7 +1179,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   }
 
-  describe('10. configuration', () => {
+  describe('configuration (docs/configuration.md#configuration)', () => {
     it('an invalid variable stops the service with one line naming it and a non-zero exit', async () => {
       const bad: [string, string][] = [
         ['PORT', 'abc'],
