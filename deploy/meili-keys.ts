@@ -18,6 +18,7 @@ import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Key, Meilisearch } from 'meilisearch';
+import { parseCommandLine, UsageError } from '../service/command-line.ts';
 
 /**
  * What the indexer does: list indexes, create a build index, configure and fill it, read its
@@ -105,15 +106,24 @@ export async function ensureKeys(client: Meilisearch, index: string): Promise<Ma
   return values;
 }
 
+const USAGE =
+  'usage: node deploy/meili-keys.ts <directory for indexer.key> [<directory for search.key>] (one directory: both there)';
+
 async function main(args: string[]): Promise<number> {
-  const [indexerDir, searchDir = indexerDir] = args;
+  let directories: string[];
+  try {
+    directories = parseCommandLine(args, {}, 2).positionals;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(`${error.message}\n${USAGE}`);
+    return 2;
+  }
+  const [indexerDir, searchDir = indexerDir] = directories;
   const host = process.env.MEILI_HOST ?? 'http://127.0.0.1:7700';
   const masterKey = process.env.MEILI_MASTER_KEY;
   const index = process.env.MEILI_INDEX ?? 'quotes';
-  if (indexerDir === undefined || args.length > 2) {
-    console.error(
-      'usage: node deploy/meili-keys.ts <directory for indexer.key> [<directory for search.key>] (one directory: both there)',
-    );
+  if (indexerDir === undefined) {
+    console.error(USAGE);
     return 2;
   }
   if (masterKey === undefined || masterKey === '') {

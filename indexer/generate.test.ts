@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codePointLength, fold } from '../service/catalogue/port.ts';
+import { UsageError } from '../service/command-line.ts';
 import {
   catalogueSize,
   DEFAULT_SEED,
@@ -15,10 +16,9 @@ import {
   MAX_COUNT,
   NEWEST_YEAR,
   OLDEST_YEAR,
-  parseArgs,
+  parseGenerateArgs,
   QUOTE_MAX_LENGTH,
   QUOTE_MIN_LENGTH,
-  UsageError,
   writeQuotes,
 } from './generate.ts';
 
@@ -38,7 +38,7 @@ const FIELDS = [
 const CATEGORIES = ['fiction', 'nonfiction', 'poetry', 'drama'];
 const DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/;
 
-/** Everything api-contract.md section 3 asks of one record (bar quote_length), as messages. */
+/** Everything docs/api.md#the-quote asks of one record (bar quote_length), as messages. */
 function contractProblems(record: Record<string, unknown>): string[] {
   const problems: string[] = [];
   const fail = (message: string) => problems.push(`record ${String(record.id)}: ${message}`);
@@ -322,20 +322,20 @@ describe('writeQuotes', () => {
   });
 });
 
-describe('parseArgs', () => {
+describe('parseGenerateArgs', () => {
   it('reads --count, --seed and --out in either form', () => {
-    expect(parseArgs(['--count', '3'])).toEqual({ kind: 'generate', count: 3, seed: 1, out: null });
-    expect(parseArgs(['--seed=42', '--count=10', '--out', 'q.ndjson'])).toEqual({
+    expect(parseGenerateArgs(['--count', '3'])).toEqual({ kind: 'generate', count: 3, seed: 1, out: null });
+    expect(parseGenerateArgs(['--seed=42', '--count=10', '--out', 'q.ndjson'])).toEqual({
       kind: 'generate',
       count: 10,
       seed: 42,
       out: 'q.ndjson',
     });
-    expect(parseArgs(['--count', String(MAX_COUNT), '--seed', '4294967295'])).toMatchObject({
+    expect(parseGenerateArgs(['--count', String(MAX_COUNT), '--seed', '4294967295'])).toMatchObject({
       count: MAX_COUNT,
       seed: 4294967295,
     });
-    expect(parseArgs(['--count', 'x', '--help'])).toEqual({ kind: 'help' });
+    expect(parseGenerateArgs(['--count', 'x', '--help'])).toEqual({ kind: 'help' });
   });
 
   it.each([
@@ -345,12 +345,14 @@ describe('parseArgs', () => {
     [['--count', '1e3'], "--count must be an integer from 1 to 10000000, got '1e3'"],
     [['--count', '007'], "--count must be an integer from 1 to 10000000, got '007'"],
     [['--count'], '--count needs a value (see --help)'],
-    [['--count', '5', '--seed', '-1'], "--seed must be an integer from 0 to 4294967295, got '-1'"],
+    [['--count', '5', '--seed=-1'], "--seed must be an integer from 0 to 4294967295, got '-1'"],
+    [['--count', '5', '--seed', '-1'], '--seed needs a value (see --help)'],
+    [['--count=', '5'], '--count needs a value (see --help)'],
     [['--count', '5', '--count', '6'], '--count given more than once'],
     [['--count', '5', '--verbose'], "unknown option '--verbose' (see --help)"],
     [['--count', '5', 'extra'], "unexpected argument 'extra' (see --help)"],
   ])('rejects %j', (args, message) => {
-    expect(() => parseArgs(args)).toThrow(new UsageError(message));
+    expect(() => parseGenerateArgs(args)).toThrow(new UsageError(message));
   });
 });
 

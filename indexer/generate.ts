@@ -3,7 +3,7 @@
  *
  *   node indexer/generate.ts --count N [--seed S] [--out FILE]
  *
- * Writes NDJSON, one quote per line, with every field of api-contract.md section 3 except
+ * Writes NDJSON, one quote per line, with every field of docs/api.md#the-quote except
  * `quote_length` (the indexer computes it). The output is a pure function of (count, seed): the
  * same arguments give byte-identical files on any machine, because every choice comes from one
  * seeded PRNG and nothing reads the clock, the locale or Math.random.
@@ -23,6 +23,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { fold, type Quote } from '../service/catalogue/port.ts';
+import { parseCommandLine, UsageError } from '../service/command-line.ts';
 
 /** A generated record: a contract Quote without `quote_length`, which the indexer computes. */
 export type GeneratedQuote = Omit<Quote, 'quote_length'>;
@@ -268,11 +269,6 @@ export type Command =
   | { kind: 'help' }
   | { kind: 'generate'; count: number; seed: number; out: string | null };
 
-/** A bad command line; the message is the one line printed before exiting with status 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
 export const USAGE = `Usage: node indexer/generate.ts --count N [--seed S] [--out FILE]
        npm run generate -- --count N [--seed S] > quotes.ndjson
 
@@ -286,53 +282,35 @@ byte-identical output.
   --help       show this help
 `;
 
-const OPTIONS = ['--count', '--seed', '--out'] as const;
-type Option = (typeof OPTIONS)[number];
 const DECIMAL = /^(0|[1-9][0-9]{0,15})$/;
 
 /** Parses the arguments after the script name (`--name value` or `--name=value`). Throws {@link UsageError}. */
-export function parseArgs(args: readonly string[]): Command {
-  const given = new Map<Option, string>();
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === '--help' || arg === '-h') return { kind: 'help' };
-    const eq = arg.indexOf('=');
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    if (!isOption(name)) {
-      throw new UsageError(
-        arg.startsWith('-')
-          ? `unknown option '${name}' (see --help)`
-          : `unexpected argument '${arg}' (see --help)`,
-      );
-    }
-    if (given.has(name)) throw new UsageError(`${name} given more than once`);
-    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
-    if (value === undefined || value === '') throw new UsageError(`${name} needs a value (see --help)`);
-    given.set(name, value);
-  }
-  const rawCount = given.get('--count');
+export function parseGenerateArgs(args: readonly string[]): Command {
+  if (args.includes('--help') || args.includes('-h')) return { kind: 'help' };
+  const { values } = parseCommandLine(args, {
+    count: { type: 'string' },
+    seed: { type: 'string' },
+    out: { type: 'string' },
+  });
+  const rawCount = values.count as string | undefined;
   if (rawCount === undefined) throw new UsageError('--count is required (see --help)');
   const count = DECIMAL.test(rawCount) ? Number(rawCount) : Number.NaN;
   if (!(count >= 1 && count <= MAX_COUNT)) {
     throw new UsageError(`--count must be an integer from 1 to ${MAX_COUNT}, got '${rawCount}'`);
   }
-  const rawSeed = given.get('--seed');
+  const rawSeed = values.seed as string | undefined;
   const seed = rawSeed === undefined ? DEFAULT_SEED : DECIMAL.test(rawSeed) ? Number(rawSeed) : Number.NaN;
   if (!(seed >= 0 && seed <= 0xffff_ffff)) {
     throw new UsageError(`--seed must be an integer from 0 to 4294967295, got '${rawSeed}'`);
   }
-  return { kind: 'generate', count, seed, out: given.get('--out') ?? null };
-}
-
-function isOption(name: string): name is Option {
-  return (OPTIONS as readonly string[]).includes(name);
+  return { kind: 'generate', count, seed, out: (values.out as string | undefined) ?? null };
 }
 
 /** Runs the command line and resolves to the exit status: 0 done, 1 output failed, 2 bad usage. */
 export async function main(args: readonly string[]): Promise<number> {
   let command: Command;
   try {
-    command = parseArgs(args);
+    command = parseGenerateArgs(args);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     process.stderr.write(`generate: ${error.message}\n`);

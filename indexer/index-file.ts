@@ -5,6 +5,7 @@
 
 import { createBuilder } from '../service/catalogue/open.ts';
 import type { CatalogueBuilder, CatalogueLogger, Quote } from '../service/catalogue/port.ts';
+import { CodedError } from '../service/coded-error.ts';
 import type { Config } from '../service/config.ts';
 import { IndexInputError, openRecords } from './read.ts';
 import { type Problem, Validator } from './validate.ts';
@@ -36,8 +37,9 @@ export interface IndexOptions {
  * Records rejected: nothing was changed. `problems` lists them in file order (at most
  * {@link MAX_PROBLEMS}); `total` counts all of them.
  */
-export class IndexValidationError extends Error {
+export class IndexValidationError extends CodedError {
   override name = 'IndexValidationError';
+  readonly code = 'invalid_records';
   readonly problems: readonly Problem[];
   readonly total: number;
   constructor(file: string, problems: readonly Problem[], total: number) {
@@ -48,8 +50,9 @@ export class IndexValidationError extends Error {
 }
 
 /** The run was aborted through its signal; the live catalogue was not changed. */
-export class IndexAbortedError extends Error {
+export class IndexAbortedError extends CodedError {
   override name = 'IndexAbortedError';
+  readonly code = 'interrupted';
 }
 
 const interrupted = () => new IndexAbortedError('indexing was interrupted; the catalogue was not changed');

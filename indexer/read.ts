@@ -10,10 +10,12 @@
  * The file must be UTF-8 (a byte-order mark is allowed).
  */
 import { type FileHandle, open } from 'node:fs/promises';
+import { CodedError } from '../service/coded-error.ts';
 
 /** The input file cannot be used at all: missing, unreadable, not JSON/NDJSON, empty. One line. */
-export class IndexInputError extends Error {
+export class IndexInputError extends CodedError {
   override name = 'IndexInputError';
+  readonly code = 'unreadable_input';
 }
 
 /** One record as read: its parsed value, or why it could not be parsed (NDJSON only). */

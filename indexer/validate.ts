@@ -1,5 +1,5 @@
 /**
- * Checks data records against the Quote of api-contract.md section 3, one record at a time,
+ * Checks data records against the Quote of docs/api.md#the-quote, one record at a time,
  * and turns each valid one into a complete {@link Quote} (genre always an array, quote_length
  * computed). Cross-record rules (unique ids, one name per author_id and one author_id per name,
  * one work_id per (work, author) and back) keep only small maps: ids in a typed array, and one

@@ -3,13 +3,14 @@
  * indexed, the real service, bare Fastify, redis-server when installed. It proves the benchmark
  * still runs (it cannot rot) and that the service answers the whole mix without one failure.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
+import { type Finished, runProcess } from '../service/test-support/processes.ts';
 import { announceSkip, announceUsing } from '../service/test-support/suites.ts';
 import type { LoadResult } from './bench/load.ts';
 import { meiliVersion } from './bench/meili.ts';
@@ -21,20 +22,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'bench-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'loadtest/bench.ts'), ...args], { cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+function run(args: string[]): Promise<Finished> {
+  return runProcess(process.execPath, [join(ROOT, 'loadtest/bench.ts'), ...args], { cwd: ROOT });
 }
 
 function expectMeasured(name: string, r: LoadResult | undefined): void {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: the project measures itself on any machine, without k6 (see --help and
- * loadtest/README.md). Every child process (service, bare Fastify, redis-server, indexer) is
+ * docs/benchmarks.md). Every child process (service, bare Fastify, redis-server, indexer) is
  * stopped however the run ends.
  */
 
@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Meilisearch } from 'meilisearch';
 import { ensureKeys } from '../deploy/meili-keys.ts';
 import { QUOTE_FIELDS, SORT_FIELDS } from '../service/catalogue/port.ts';
+import { UsageError } from '../service/command-line.ts';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { facetPaths } from './bench/facets.ts';
@@ -25,7 +26,7 @@ import {
   meiliTable,
 } from './bench/meili-report.ts';
 import { measureOpenLoop } from './bench/open-loop.ts';
-import { type BenchOptions, parseBenchArgs, USAGE, UsageError } from './bench/options.ts';
+import { type BenchOptions, parseBenchArgs, USAGE } from './bench/options.ts';
 import {
   type Child,
   cpuSecondsOf,
@@ -62,8 +63,8 @@ const PASSWORD = `bench-${process.pid}-${Date.now()}`;
 /** The contract's maximum RATE_LIMIT_MAX: the throughput runs must never be limited. */
 const NO_LIMIT = '1000000000';
 
-// Configuration the service reads (contract section 10): a value in the caller's shell must not
-// silently change what is measured.
+// Configuration the service reads (docs/configuration.md#configuration): a value in the caller's
+// shell must not silently change what is measured.
 const SERVICE_VARIABLES = [
   'PORT',
   'HOST',
@@ -698,7 +699,7 @@ async function main(args: readonly string[]): Promise<number> {
     options = parseBenchArgs(args, ROOT);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`bench: ${error.message} (see --help)\n`);
+    process.stderr.write(`bench: ${error.message.replace(/ \(see --help\)$/, '')} (see --help)\n`);
     return 2;
   }
   if (options === 'help') {

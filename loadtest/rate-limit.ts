@@ -1,5 +1,5 @@
 /**
- * rate-limit: the per-minute limit seen from one client (contract section 8).
+ * rate-limit: the per-minute limit seen from one client (docs/api.md#rate-limiting).
  *
  * 1. Waits for a fresh window, using the service's own X-RateLimit-Reset (not the local clock).
  * 2. Sends LIMIT requests one after another: all 200, X-RateLimit-Limit = LIMIT and

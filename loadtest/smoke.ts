@@ -48,7 +48,7 @@ function page(res: Response): Page | undefined {
   return isQuotesResponse(body, null) ? (body as Page) : undefined;
 }
 
-/** The rate-limit headers every counted response carries (contract section 8). */
+/** The rate-limit headers every counted response carries (docs/api.md#rate-limiting). */
 function rateLimitHeaders(res: Response): boolean {
   const limit = Number(header(res, 'x-ratelimit-limit'));
   const remaining = Number(header(res, 'x-ratelimit-remaining'));

@@ -9,14 +9,11 @@
  * last quarter; with MAX_RSS_GROWTH_MB set, RSS growth. The late/early latency ratio is reported.
  */
 
-import { Trend } from 'k6/metrics';
 import type { Options } from 'k6/options';
-import { sampleVocabulary } from './lib/client.ts';
 import { envDuration, envInt, envNumber, limits, resultsDir, TREND_STATS, target } from './lib/config.ts';
-import { currentPhase, kindTrends, loadThresholds, mixIteration } from './lib/load.ts';
-import type { Vocabulary } from './lib/mix.ts';
+import { loadThresholds, phasedMix } from './lib/load.ts';
 import { k6Stages, type PhaseStage, totalSeconds } from './lib/phases.ts';
-import { probeMemory, probeScenario } from './lib/probe.ts';
+import { probeScenario } from './lib/probe.ts';
 import { type SummaryData, stat, summaryOutputs } from './lib/summary.ts';
 
 const TARGET = target();
@@ -61,24 +58,10 @@ export const options: Options = {
   summaryTrendStats: TREND_STATS,
 };
 
-const trends = kindTrends();
-const phases: Record<string, Trend> = {
-  early: new Trend('latency_early', true),
-  late: new Trend('latency_late', true),
-};
-
-export function setup(): Vocabulary {
-  return sampleVocabulary(TARGET, SAMPLE_PAGES);
-}
-
-export default function (vocab: Vocabulary): void {
-  const phase = currentPhase(STAGES);
-  mixIteration(TARGET, vocab, trends, phase === undefined ? undefined : phases[phase]);
-}
-
-export function probe(): void {
-  probeMemory(TARGET);
-}
+const mix = phasedMix(TARGET, STAGES, ['early', 'late'], SAMPLE_PAGES);
+export const setup = mix.setup;
+export default mix.iteration;
+export const probe = mix.probe;
 
 function ms(value: number | undefined): string {
   return value === undefined ? 'n/a' : `${value.toFixed(2)} ms`;

@@ -9,14 +9,11 @@
  * over the whole run, p95/p99 of the baseline and recovery phases, p95 of the spike below
  * SPIKE_P95_MS. Recovery against baseline p95 is reported.
  */
-import { Trend } from 'k6/metrics';
 import type { Options } from 'k6/options';
-import { sampleVocabulary } from './lib/client.ts';
 import { envDuration, envInt, envNumber, limits, resultsDir, TREND_STATS, target } from './lib/config.ts';
-import { currentPhase, kindTrends, mixIteration } from './lib/load.ts';
-import type { Vocabulary } from './lib/mix.ts';
+import { phasedMix } from './lib/load.ts';
 import { k6Stages, type PhaseStage, totalSeconds } from './lib/phases.ts';
-import { probeMemory, probeScenario } from './lib/probe.ts';
+import { probeScenario } from './lib/probe.ts';
 import { type SummaryData, stat, summaryOutputs } from './lib/summary.ts';
 
 const TARGET = target();
@@ -61,25 +58,10 @@ export const options: Options = {
   summaryTrendStats: TREND_STATS,
 };
 
-const trends = kindTrends();
-const phases: Record<string, Trend> = {
-  baseline: new Trend('latency_baseline', true),
-  spike: new Trend('latency_spike', true),
-  recovery: new Trend('latency_recovery', true),
-};
-
-export function setup(): Vocabulary {
-  return sampleVocabulary(TARGET, SAMPLE_PAGES);
-}
-
-export default function (vocab: Vocabulary): void {
-  const phase = currentPhase(STAGES);
-  mixIteration(TARGET, vocab, trends, phase === undefined ? undefined : phases[phase]);
-}
-
-export function probe(): void {
-  probeMemory(TARGET);
-}
+const mix = phasedMix(TARGET, STAGES, ['baseline', 'spike', 'recovery'], SAMPLE_PAGES);
+export const setup = mix.setup;
+export default mix.iteration;
+export const probe = mix.probe;
 
 export function handleSummary(data: SummaryData): Record<string, string> {
   const p95 = (metric: string) => stat(data, metric, 'p(95)');

@@ -1,5 +1,5 @@
 /**
- * The app factory: one Fastify instance serving the contract (api-contract.md), shared by tests
+ * The app factory: one Fastify instance serving the contract (docs/api.md), shared by tests
  * (`app.inject`) and `server.ts`, with the same options in both. It never listens.
  */
 import type { Socket } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * Authentication of the quote paths (api-contract.md section 7): HTTP Basic against the users of
+ * Authentication of the quote paths (docs/api.md#authentication): HTTP Basic against the users of
  * the configuration, and the `X-Bypass-Auth: true` escape hatch that `AUTH_BYPASS` allows or
  * denies. Runs as an `onRequest` hook, so rate limiting (registered before it) counts password
  * guessing, and parameters are only looked at once the caller is known.

@@ -10,12 +10,11 @@
  *   reindexes live, and goes down.
  * Each part that cannot run here skips loudly, saying why.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,34 +23,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ensureKeys, INDEXER_KEY_ACTIONS, SERVICE_KEY_ACTIONS } from '../deploy/meili-keys.ts';
 import { describeMissing, missingImages } from './test-support/containers.ts';
+import { freePort, runProcess } from './test-support/processes.ts';
 import { announceSkip, announceUsing } from './test-support/suites.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to completion; a missing program is exit code 127, never an exception. */
+/** Runs a command from the repository root; a missing program is exit code 127, never an exception. */
 function run(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
-  return new Promise<Run>((done) => {
-    execFile(
-      command,
-      args,
-      {
-        cwd: ROOT,
-        env: options.env ?? process.env,
-        timeout: options.timeoutMs ?? 60_000,
-        maxBuffer: 64 * 1024 * 1024,
-      },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 127;
-        done({ code, stdout: String(stdout), stderr: String(stderr) || (error?.message ?? '') });
-      },
-    );
-  });
+  return runProcess(command, args, { cwd: ROOT, env: options.env, timeoutMs: options.timeoutMs ?? 60_000 });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,13 +246,13 @@ describe('Dockerfile', () => {
 });
 
 describe('scaling and rollouts', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const deployment = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
   const header = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8').split('\nname:')[0] ?? '';
 
   it('documents one way to change the replicas, deploy/rollout.sh, and no `--scale` of Compose', () => {
     // Two forms of `up --scale` (with and without --no-deps) recreate every replica when alternated.
     for (const [name, text] of [
-      ['README.md', readme],
+      ['docs/deployment.md', deployment],
       ['docker-compose.yml', header],
     ] as const) {
       expect([name, text.match(/--scale service=/g) ?? []]).toEqual([name, []]);
@@ -580,14 +559,6 @@ describe.skipIf(!hasCompose)('docker compose config', () => {
     expect(all).toEqual([expect.objectContaining({ target: 3000, published: '3999', host_ip: '0.0.0.0' })]);
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,10 +1,11 @@
 /**
- * The service's environment (api-contract.md section 10), parsed and validated once. The indexer
- * reads the same module, so both always target the same catalogue.
+ * The service's environment (docs/configuration.md#configuration), parsed and validated once. The
+ * indexer reads the same module, so both always target the same catalogue.
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { DEFAULT_SEARCH_TIMEOUT_MS, MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch-request.ts';
+import { CodedError } from './coded-error.ts';
 
 export type SearchBackend = 'sqlite' | 'meilisearch';
 export type RateLimitStore = 'memory' | 'redis';
@@ -65,8 +66,9 @@ const DEVELOPMENT_ENVIRONMENTS = new Set(['', 'development', 'test']);
 export const DEVELOPMENT_USER = { name: 'dev', password: 'dev' } as const;
 
 /** A bad environment variable; the message is the one line printed before exiting. */
-export class ConfigError extends Error {
+export class ConfigError extends CodedError {
   override name = 'ConfigError';
+  readonly code = 'invalid_configuration';
 }
 
 type Env = Record<string, string | undefined>;
@@ -85,7 +87,7 @@ export function loadConfig(env: Env = process.env): Config {
     !(isUrl(redisUrl, ['redis:', 'rediss:']) && /^\/?[0-9]*$/.test(new URL(redisUrl).pathname))
   ) {
     throw new ConfigError(
-      `REDIS_URL must be a redis:// or rediss:// URL with a host and at most a database number (redis://host:6379/0), got '${withoutUserInfo(redisUrl)}'`,
+      `REDIS_URL must be a redis:// or rediss:// URL with a host and at most a database number (redis://host:6379/0), got '${elideBeforeLastAt(redisUrl)}'`,
     );
   }
   if (store === 'redis' && redisUrl === undefined) {
@@ -94,7 +96,7 @@ export function loadConfig(env: Env = process.env): Config {
   const meiliHost = optional(env, 'MEILI_HOST') ?? 'http://127.0.0.1:7700';
   if (!isUrl(meiliHost, ['http:', 'https:'])) {
     throw new ConfigError(
-      `MEILI_HOST must be an http:// or https:// URL with a host, got '${withoutUserInfo(meiliHost)}'`,
+      `MEILI_HOST must be an http:// or https:// URL with a host, got '${elideBeforeLastAt(meiliHost)}'`,
     );
   }
   const meiliIndex = optional(env, 'MEILI_INDEX') ?? 'quotes';
@@ -156,7 +158,7 @@ function parseCorsOrigins(value: string | undefined): CorsOrigins {
           ? ` (did you mean '${serialised.origin}'?)`
           : '';
       throw new ConfigError(
-        `CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (http or https, host, optional port, no path or trailing slash), got '${withoutUserInfo(origin)}'${hint}`,
+        `CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (http or https, host, optional port, no path or trailing slash), got '${elideBeforeLastAt(origin)}'${hint}`,
       );
     }
   }
@@ -180,7 +182,7 @@ function isUrl(value: string, protocols: readonly string[]): boolean {
  * is invalid, so its user information may hold the `/` or `@` that should have been
  * percent-encoded: everything before its last `@` goes (a few characters too many at worst).
  */
-function withoutUserInfo(value: string): string {
+function elideBeforeLastAt(value: string): string {
   return value.replace(/^([^:/]*:\/\/)?.*@/s, '$1…@');
 }
 

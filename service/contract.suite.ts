@@ -1,14 +1,3 @@
-/**
- * The API contract (api-contract.md), rule by rule, over HTTP, on a catalogue of its own: names
- * with accents, apostrophes, hyphens, mixed case, runs of spaces, `ø`, a ligature, CJK, emoji and
- * combining marks in quotes, identical sort keys, genres given as a bare string, dates of every
- * precision within one year, and ids that are neither contiguous nor in file order. The catalogue
- * goes through the real indexer (`indexFile`, and the CLI for the live reload), and expectations
- * come from the raw records through an oracle written here from the contract's text, independent
- * of the service's own `fold`, comparators and matchers. Every backend runs it unchanged
- * (contract.test.ts: SQLite; contract-meilisearch.test.ts: a real Meilisearch).
- */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { indexFile } from '../indexer/index-file.ts';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
+import { type Finished, runProcess } from './test-support/processes.ts';
 
-/** Every parameter `/quotes` accepts, as the contract (section 4) lists them. */
+/** Every parameter `/quotes` accepts, as docs/api.md#listing-quotes lists them. */
 const LIST_PARAMETERS = [
   'author',
   'author_id',
@@ -199,7 +189,7 @@ interface Quote {
   quote: string;
 }
 
-/** What the service must answer for each record: section 3, in its field order. */
+/** What the service must answer for each record: docs/api.md#the-quote, in its field order. */
 const QUOTES: Quote[] = RECORDS.map((r) => ({
   id: r.id,
   author: r.author,
@@ -215,7 +205,7 @@ const QUOTES: Quote[] = RECORDS.map((r) => ({
 }));
 
 // ---------------------------------------------------------------------------------------------
-// The oracle: section 4 in a few lines, from the contract's own words.
+// The oracle: docs/api.md#listing-quotes in a few lines, from the contract's own words.
 
 const folded = (s: string) =>
   s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/\s+/gu, ' ').trim();
@@ -392,7 +382,7 @@ export function describeContract(backend: ContractBackend): void {
 
   // ---------------------------------------------------------------------------------------------
 
-  describe('1. paths', () => {
+  describe('paths (docs/api.md#paths)', () => {
     const OK_PATHS = [
       '/quotes',
       '/quotes/random',
@@ -486,7 +476,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('2. errors', () => {
+  describe('errors (docs/api.md#errors)', () => {
     it('checks the rate limit, then credentials, then parameters, then data', async () => {
       // A bad parameter without credentials: 401, not 400.
       for (const url of [
@@ -523,7 +513,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('3. the quote', () => {
+  describe('the Quote (docs/api.md#the-quote)', () => {
     it('serves every record with every field, typed, never null, genre always an array', async () => {
       const all = await page('limit=100');
       expect(all.pagination.total_quotes).toBe(QUOTES.length);
@@ -540,7 +530,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('4. query parameters of /quotes', () => {
+  describe('listing quotes (docs/api.md#listing-quotes)', () => {
     it('defaults to page 1 of 5 quotes by id ascending', async () => {
       const body = await page('');
       expect(idsOf(body.items)).toEqual(idsOf(ordered(QUOTES, [])).slice(0, 5));
@@ -849,7 +839,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('5. /quotes/{id} and /quotes/random', () => {
+  describe('one quote, and a random one (docs/api.md#one-quote-and-a-random-one)', () => {
     it('/quotes/{id}: an integer ≥ 1 (else 400), 404 when unknown, fields only', async () => {
       expect((await send('/quotes/1500')).json()).toEqual(QUOTES.find((q) => q.id === 1500));
       for (const id of ['0', '-1', '1.0', 'abc', '1e3', '%201', '+1', '0x10']) {
@@ -898,7 +888,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('6. /api/v1/quotes', () => {
+  describe('the genre form (docs/api.md#the-genre-form)', () => {
     const V1_KEYS = ['id', 'author', 'work', 'genre', 'publish_date', 'quote_length', 'source', 'quote'];
     const GENRES = ['romance', 'gothic', 'satire', 'naturalism', 'fantasy'];
     const matching = where((q) => q.genre.some((g) => GENRES.includes(folded(g))));
@@ -974,7 +964,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('7. authentication', () => {
+  describe('authentication (docs/api.md#authentication)', () => {
     const url = '/quotes?limit=1&fields=id';
     const asked = (headers: Record<string, string>, target = app) => anonymous(url, { headers }, target);
 
@@ -1043,7 +1033,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('8. rate limiting', () => {
+  describe('rate limiting (docs/api.md#rate-limiting)', () => {
     // 12:00:15.250 UTC: the window resets in 44.75 s, i.e. 45 whole seconds.
     const NOW = Date.UTC(2030, 0, 1, 12, 0, 15, 250);
     const limits = (r: LightMyRequestResponse) => [
@@ -1108,7 +1098,7 @@ export function describeContract(backend: ContractBackend): void {
     });
   });
 
-  describe('9. caching', () => {
+  describe('caching (docs/api.md#caching)', () => {
     it('list, id and v1 answers carry an ETag and Cache-Control; If-None-Match gets 304 without a body', async () => {
       for (const url of ['/quotes?author=emile+zola', '/quotes/1200', '/api/v1/quotes?genre=romance']) {
         const first = await send(url);
@@ -1181,30 +1171,15 @@ export function describeContract(backend: ContractBackend): void {
   });
 
   /** Runs `node <args>` from the repository root with only `env` (and PATH) set. */
-  function run(args: string[], env: Record<string, string>) {
-    const child = spawn(process.execPath, args, {
+  function run(args: string[], env: Record<string, string>): Promise<Finished> {
+    return runProcess(process.execPath, args, {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8');
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
+      timeoutMs: 10_000,
     });
   }
 
-  describe('10. configuration', () => {
+  describe('configuration (docs/configuration.md#configuration)', () => {
     it('an invalid variable stops the service with one line naming it and a non-zero exit', async () => {
       const bad: [string, string][] = [
         ['PORT', 'abc'],

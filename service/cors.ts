@@ -6,7 +6,7 @@
  * request that follows; a preflight does no work on the catalogue.
  *
  * Unset, the plugin is not registered at all: no CORS headers on any answer, and OPTIONS is the
- * 405 of any other method (api-contract.md section 1), as it always was.
+ * 405 of any other method (docs/api.md#paths), as it always was.
  */
 import fastifyCors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The service's one error vocabulary (api-contract.md section 2). Anything that answers an error
+ * The service's one error vocabulary (docs/api.md#errors). Anything that answers an error
  * throws an {@link ApiError}; the app's error handler turns it into the Error object
  * `{ code, error, details }`. Everything else that reaches the handler is a bug and answers 500
  * without internals.

@@ -1,5 +1,5 @@
 /**
- * Conditional requests (api-contract.md section 9). An ETag names one catalogue version and one
+ * Conditional requests (docs/api.md#caching). An ETag names one catalogue version and one
  * canonical request, so it changes exactly when the response can change, and equivalent requests
  * (same query in another spelling) share it.
  */

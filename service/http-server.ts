@@ -1,6 +1,6 @@
 /**
  * What Node's HTTP server answers on its own, with an empty body or not at all, made to answer
- * in the contract's words (every response is JSON, api-contract.md section 1). Fastify still
+ * in the contract's words (every response is JSON, docs/api.md#paths). Fastify still
  * creates the server: a wrapper around its request handler would cost every request a call.
  *
  * - an HTTP/1.1 request without `Host`: Node answers 400 with no body; the service has one host,

@@ -1,8 +1,8 @@
 /**
  * The HTTP edge of every quote route: the raw query string becomes the port's typed, validated,
- * normalised query (api-contract.md sections 4 to 6). Nothing past this module sees a raw string,
- * and every rule that can fail here answers 400 with `details` naming the parameter and what it
- * accepts.
+ * normalised query (docs/api.md#listing-quotes to #the-genre-form). Nothing past this module sees
+ * a raw string, and every rule that can fail here answers 400 with `details` naming the parameter
+ * and what it accepts.
  *
  * The query string is parsed by hand rather than by Fastify's parser because the contract needs
  * what a generic parser loses: the arrival order of `sort`/`order` values, repeats of
@@ -330,7 +330,7 @@ function readFields(params: RawQuery): readonly QuoteField[] | null {
   return normaliseFields(fields);
 }
 
-/** `GET /quotes`: filters, sort, order, page, limit, fields (contract section 4). */
+/** `GET /quotes`: filters, sort, order, page, limit, fields (docs/api.md#listing-quotes). */
 export function parseListQuery(params: RawQuery): ListQuery {
   checkParams(params, '/quotes', LIST_PARAMS, LIST_REPEATABLE);
   const query: ListQuery = {
@@ -358,7 +358,7 @@ export function withSearch(filters: Filters, params: RawQuery): Filters {
   return filters;
 }
 
-/** `GET /quotes/random`: the filters and `fields`, nothing else (contract section 5). */
+/** `GET /quotes/random`: the filters and `fields`, nothing else (docs/api.md#one-quote-and-a-random-one). */
 export function parseRandomQuery(params: RawQuery): RandomQuery {
   checkParams(params, '/quotes/random', RANDOM_PARAMS, FILTERS_REPEATABLE);
   const query: RandomQuery = { filters: withSearch(readFilters(params), params), fields: readFields(params) };
@@ -391,9 +391,10 @@ function readCount(params: RawQuery): number | undefined {
 }
 
 /**
- * `GET /quotes/{id}`: the id (an integer ≥ 1) and `fields` only (contract section 5). `id` is
- * null for an integer beyond the safe range: a valid id that no quote can have (the indexer only
- * accepts safe integers), which the route answers 404 once the parameters have passed.
+ * `GET /quotes/{id}`: the id (an integer ≥ 1) and `fields` only
+ * (docs/api.md#one-quote-and-a-random-one). `id` is null for an integer beyond the safe range: a
+ * valid id that no quote can have (the indexer only accepts safe integers), which the route answers
+ * 404 once the parameters have passed.
  */
 export function parseIdQuery(
   id: string,
@@ -407,7 +408,7 @@ export function parseIdQuery(
   return { id: Number.isSafeInteger(n) ? n : null, fields: readFields(params) };
 }
 
-/** `GET /api/v1/quotes`: genre (required), page, limit, orderby, sort as direction (section 6). */
+/** `GET /api/v1/quotes`: genre (required), page, limit, orderby, sort as direction (docs/api.md#the-genre-form). */
 export function parseV1Query(params: RawQuery): ListQuery {
   checkParams(params, V1_PATH, V1_PARAMS, V1_REPEATABLE);
   if (!params.has('genre')) {
@@ -444,8 +445,8 @@ export function listKey(route: string, query: ListQuery): string {
     if (values === undefined || values.length === 0) continue;
     const canonical =
       name === 'author_like' || name === 'work_like'
-        ? unique((values as string[][]).map((alt) => unique(alt).join(' ')))
-        : unique((values as (string | number)[]).map(String));
+        ? sortedDistinct((values as string[][]).map((alt) => sortedDistinct(alt).join(' ')))
+        : sortedDistinct((values as (string | number)[]).map(String));
     filters.push(name, canonical);
   }
   const sort = query.sort.map((key) => `${key.field}:${key.direction}`);
@@ -457,6 +458,6 @@ export function listKey(route: string, query: ListQuery): string {
 }
 
 /** Sorted distinct values: the order of OR alternatives never changes a result. */
-function unique(values: string[]): string[] {
+function sortedDistinct(values: string[]): string[] {
   return [...new Set(values)].sort();
 }

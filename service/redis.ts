@@ -1,9 +1,10 @@
 /**
  * The service's Redis connection, configured to fail fast: a request must never hang on Redis
- * (api-contract.md section 8), and the service must start while Redis is down and recover when
+ * (docs/api.md#rate-limiting), and the service must start while Redis is down and recover when
  * it returns.
  */
 import { Redis } from 'ioredis';
+import { CodedError } from './coded-error.ts';
 
 /** The few logger methods used here (pino and Fastify's logger have them). */
 export interface RedisLogger {
@@ -117,8 +118,9 @@ export async function closeRedisClient(client: Redis): Promise<void> {
 }
 
 /** Error of {@link withTimeout}. */
-export class TimeoutError extends Error {
+export class TimeoutError extends CodedError {
   override name = 'TimeoutError';
+  readonly code = 'timeout';
 }
 
 /**

@@ -1,10 +1,3 @@
-/**
- * A live reindex on a real Meilisearch, as an operator runs one: the indexer CLI replaces the
- * catalogue (with the indexer's scoped key) while a client reads the service (with the service's
- * scoped key) without pause. No read fails, and every answer comes from the old catalogue or the
- * new one. A file with broken records changes nothing, and the indexer names every one.
- */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +11,7 @@ import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { BYPASS } from './test-app.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
+import { type Finished, runProcess } from './test-support/processes.ts';
 
 const SUITE = 'live reindex';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -27,21 +21,9 @@ const NEW_COUNT = 2500;
 const source = await meiliEngineSource(inject('containerRuntime'));
 if ('skip' in source) announceSkip(SUITE, source.skip);
 
-function run(script: string, args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, script), ...args], {
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
+function run(script: string, args: string[], env: Record<string, string> = {}): Promise<Finished> {
+  return runProcess(process.execPath, [join(ROOT, script), ...args], {
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
   });
 }
 

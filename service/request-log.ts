@@ -144,7 +144,7 @@ export class RequestLogController extends LogController {
  * any other URL as it is. A client may send such a request target, and credentials must reach
  * neither the logs nor an answer's details.
  */
-export function withoutUserInfo(url: string): string {
+export function redactUserInfo(url: string): string {
   return url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/, '$1[redacted]@');
 }
 
@@ -166,13 +166,13 @@ export function shownHost(host: string): string {
 
 /**
  * Fastify's request serializer (the `req` of every log line), with the user information of the
- * URL and of the host taken out ({@link withoutUserInfo}, {@link shownHost}). Anything logged as
+ * URL and of the host taken out ({@link redactUserInfo}, {@link shownHost}). Anything logged as
  * `req` comes through here, a plain object included, so nothing in it is assumed.
  */
 export function serializeRequest(request: Partial<FastifyRequest>): Record<string, unknown> {
   return {
     method: request.method,
-    url: typeof request.url === 'string' ? withoutUserInfo(request.url) : undefined,
+    url: typeof request.url === 'string' ? redactUserInfo(request.url) : undefined,
     version: request.headers?.['accept-version'],
     host: typeof request.host === 'string' ? shownHost(request.host) : undefined,
     remoteAddress: request.ip,

@@ -22,7 +22,7 @@ import { MAX_QUERY_WORD_LENGTH, MAX_QUERY_WORDS } from './catalogue/search.ts';
 import { DIRECTIONS, MAX_SORT_KEYS, V1_DEFAULT_LIMIT, V1_ORDER_FIELDS } from './query.ts';
 import { anyCasePattern, listPattern } from './text-patterns.ts';
 
-/** The contract's Error object (section 2). */
+/** The contract's Error object (docs/api.md#errors). */
 export const ErrorSchema = Type.Object(
   {
     code: Type.Integer({ description: 'The HTTP status code', examples: [400] }),
@@ -118,7 +118,7 @@ export const SHARED_SCHEMAS: readonly TSchema[] = [
 /**
  * Response headers, as @fastify/swagger lists them in the OpenAPI document (a `headers` entry
  * beside a response schema; Fastify's serialiser ignores it). Every counted response carries
- * the rate-limit headers (contract section 8).
+ * the rate-limit headers (docs/api.md#rate-limiting).
  */
 const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': Type.Integer({ description: 'Requests allowed per clock minute (RATE_LIMIT_MAX)' }),
@@ -144,7 +144,7 @@ const notModified = Type.Null({
 });
 
 /**
- * The error statuses a quote path can answer (section 2), in check order; `notFound` says when
+ * The error statuses a quote path can answer (docs/api.md#errors), in check order; `notFound` says when
  * this route answers 404. (Other methods than GET and HEAD get 405 with `Allow: GET, HEAD`; an
  * OpenAPI operation is one method, so no operation lists it.)
  */

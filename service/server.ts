@@ -41,14 +41,13 @@ async function ensureCatalogue(config: Config, log: FastifyBaseLogger): Promise<
 }
 
 /**
- * A file-system failure (it, or its cause, has an errno code) as one line; anything else stays as
- * it is, with its stack.
+ * A file-system failure (it, or its cause, has an errno code such as `EACCES`) as one line;
+ * anything else stays as it is, with its stack.
  */
 function asConfigError(error: unknown, accepts: string): unknown {
   if (error instanceof ConfigError || !(error instanceof Error)) return error;
-  const code =
-    (error as NodeJS.ErrnoException).code ?? (error.cause as NodeJS.ErrnoException | undefined)?.code;
-  return typeof code === 'string' ? new ConfigError(`${accepts}; ${error.message}`) : error;
+  const isErrno = (e: unknown) => /^E[A-Z0-9]+$/.test(String((e as NodeJS.ErrnoException | undefined)?.code));
+  return isErrno(error) || isErrno(error.cause) ? new ConfigError(`${accepts}; ${error.message}`) : error;
 }
 
 /**

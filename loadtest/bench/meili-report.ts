@@ -1,6 +1,6 @@
 /**
  * The report of `npm run bench -- --backend meilisearch`: what was measured, the production
- * path's targets with pass/fail, and the markdown table kept in loadtest/RESULTS.md.
+ * path's targets with pass/fail, and the markdown table whose figures docs/benchmarks.md keeps.
  */
 import { FACETS_P99_MS } from './facets.ts';
 import type { LoadResult } from './load.ts';

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseBenchArgs, UsageError } from './options.ts';
+import { UsageError } from '../../service/command-line.ts';
+import { parseBenchArgs } from './options.ts';
 import { INDEXER_NODE_FLAGS, SERVICE_NODE_FLAGS } from './processes.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));

@@ -1,6 +1,6 @@
 /** The benchmark's command line. */
 import { isAbsolute, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine, UsageError } from '../../service/command-line.ts';
 
 export const USAGE = `Usage: npm run bench -- [options]
        node loadtest/bench.ts [options]
@@ -46,11 +46,6 @@ export interface BenchOptions {
   check: boolean;
 }
 
-/** A bad command line; the message is printed before exiting with status 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
 function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
   if (raw === undefined) return fallback;
   const n = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
@@ -66,30 +61,20 @@ export function parseBenchArgs(
   root: string,
   cwd: string = process.cwd(),
 ): BenchOptions | 'help' {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...args],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        backend: { type: 'string' },
-        count: { type: 'string' },
-        duration: { type: 'string' },
-        connections: { type: 'string' },
-        'mix-rate': { type: 'string' },
-        seed: { type: 'string' },
-        quick: { type: 'boolean' },
-        out: { type: 'string' },
-        'cache-dir': { type: 'string' },
-        'no-redis': { type: 'boolean' },
-        check: { type: 'boolean' },
-        help: { type: 'boolean' },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
+  const { values } = parseCommandLine(args, {
+    backend: { type: 'string' },
+    count: { type: 'string' },
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    'mix-rate': { type: 'string' },
+    seed: { type: 'string' },
+    quick: { type: 'boolean' },
+    out: { type: 'string' },
+    'cache-dir': { type: 'string' },
+    'no-redis': { type: 'boolean' },
+    check: { type: 'boolean' },
+    help: { type: 'boolean' },
+  });
   if (values.help === true) return 'help';
   const quick = values.quick === true;
   const str = (name: string) => values[name] as string | undefined;

@@ -5,8 +5,9 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+
+export { freePort } from '../../service/test-support/processes.ts';
 
 const TAIL_CHARS = 4000;
 
@@ -84,19 +85,6 @@ export function start(name: string, command: string, args: readonly string[], en
   running.add(child);
   void exited.then(() => running.delete(child));
   return child;
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no TCP port could be reserved');
-  return address.port;
 }
 
 /**
@@ -253,7 +241,7 @@ export async function runMeasured(
  * and V8 otherwise grows the young generation to tens of MB per semi-space). Measured with
  * `npm run bench`: peak RSS 388 MB → 218 MB at 200k quotes, with no loss of throughput.
  * Fewer V8 helper threads (`--v8-pool-size=1`) shorten the GC's stalls under the mix but raise
- * the peak RSS by 20 to 50 MB, so the pool keeps V8's default (loadtest/RESULTS.md, fewer V8 helper threads).
+ * the peak RSS by 20 to 50 MB, so the pool keeps V8's default (docs/benchmarks.md#history, feba5a8).
  *
  * No allocation-site pretenuring: V8 allocates an object straight in the old generation when most
  * objects from the same place in the code were still alive at recent young-generation
@@ -261,7 +249,7 @@ export async function runMeasured(
  * collection, so a Redis-store service put under load as soon as it is ready (a new replica, a
  * restart) could settle for good into allocating every request's objects there: each minor
  * collection then took about 0.75 ms instead of 0.2, a full collection ran every half second,
- * and the service did 10 to 35% fewer requests per second (RESULTS.md, allocation-site pretenuring). Without
+ * and the service did 10 to 35% fewer requests per second (docs/benchmarks.md#history, 0c1a501). Without
  * it, requests die young, as with the memory store, whose throughput it does not change.
  */
 export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--no-allocation-site-pretenuring'] as const;

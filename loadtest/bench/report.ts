@@ -1,6 +1,6 @@
 /**
  * The benchmark's report: machine details, the performance targets with pass/fail, the
- * markdown table printed at the end (and kept in loadtest/RESULTS.md), and the JSON written to
+ * markdown table printed at the end (its figures kept in docs/benchmarks.md), and the JSON written to
  * loadtest/results/latest.json.
  */
 

@@ -7,6 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parseCommandLine, type UsageError } from '../../service/command-line.ts';
 import { checks, context, declare, groupStack, type MetricRecord, metrics, type Sample } from './state.ts';
 
 declare global {
@@ -135,11 +136,15 @@ function summary(script: Script, seconds: number) {
   };
 }
 
-const file = process.argv[2];
+const USAGE = 'usage: node --import ./loadtest/k6-shim/register.ts loadtest/k6-shim/run.ts <script.ts>';
+let file: string | undefined;
+try {
+  file = parseCommandLine(process.argv.slice(2), {}, 1).positionals[0];
+} catch (error) {
+  process.stderr.write(`${(error as UsageError).message}\n`);
+}
 if (file === undefined) {
-  process.stderr.write(
-    'usage: node --import ./loadtest/k6-shim/register.ts loadtest/k6-shim/run.ts <script.ts>\n',
-  );
+  process.stderr.write(`${USAGE}\n`);
   process.exit(2);
 }
 // k6's built-in metrics exist (with their types) whether or not the script emits them.

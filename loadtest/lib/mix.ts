@@ -9,6 +9,7 @@
  * service itself (a few `GET /quotes?limit=100` pages), so every request of the mix matches
  * something and answers 200 on any catalogue: the bundled data, a generated one, or a user's own.
  */
+import { QUOTE_FIELDS } from './shape.ts';
 
 /** The fields a vocabulary sample needs, fetched with `fields=` to keep the sample small. */
 export const SAMPLE_FIELDS = 'id,author,author_id,work,work_id,category,genre';
@@ -80,16 +81,8 @@ export function seededRandom(seed: number): Random {
   };
 }
 
-const SORTABLE = [
-  'author',
-  'author_id',
-  'work',
-  'work_id',
-  'category',
-  'genre',
-  'publish_date',
-  'quote_length',
-];
+/** Sort keys the mix draws: every field but the texts, and `id`, which ends every sort anyway. */
+const SORTABLE = QUOTE_FIELDS.filter((field) => !['id', 'source', 'quote'].includes(field));
 const V1_ORDER = ['author', 'work', 'genre', 'publish_date', 'quote_length'];
 const LIMITS = [5, 10, 20, 50, 100];
 const FIELD_SETS = ['id,author,quote', 'author,work,genre', 'quote', 'id,publish_date,quote_length,source'];

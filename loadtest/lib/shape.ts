@@ -1,6 +1,6 @@
 /**
- * Shape checks of the contract's response bodies (api-contract.md sections 2, 3, 4 and 6).
- * Pure functions over parsed JSON, usable from k6 checks and from Node tests alike.
+ * Shape checks of the contract's response bodies (docs/api.md#errors, #the-quote, #listing-quotes
+ * and #the-genre-form). Pure functions over parsed JSON, usable from k6 checks and from Node tests alike.
  */
 
 /** Every field of a full Quote, in the order responses list them. */
@@ -18,7 +18,7 @@ export const QUOTE_FIELDS = [
   'quote',
 ];
 
-/** The fields of a `/api/v1/quotes` item (contract section 6). */
+/** The fields of a `/api/v1/quotes` item (docs/api.md#the-genre-form). */
 export const V1_FIELDS = ['id', 'author', 'work', 'genre', 'publish_date', 'quote_length', 'source', 'quote'];
 
 type Json = Record<string, unknown>;
@@ -98,7 +98,7 @@ export function isV1Response(value: unknown): boolean {
   );
 }
 
-/** The contract's Error object with the given status and identifier (section 2). */
+/** The contract's Error object with the given status and identifier (docs/api.md#errors). */
 export function isErrorBody(value: unknown, code: number, error: string): boolean {
   return (
     isObject(value) &&

@@ -14,7 +14,7 @@
  * - ids neither contiguous nor in file order, so "sorted by id" differs from "as loaded";
  * - astral characters (an emoji, a musical symbol) so that quote_length counts code points.
  *
- * author_id / work_id follow contract section 3: one author_id per name and one name per id; one
+ * author_id / work_id follow docs/api.md#the-quote: one author_id per name and one name per id; one
  * work_id per (work, author).
  */
 import { codePointLength, type Quote } from './port.ts';

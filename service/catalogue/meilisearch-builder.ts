@@ -25,6 +25,7 @@ import {
   MeilisearchTaskTimeOutError,
   type Task,
 } from 'meilisearch';
+import { CodedError } from '../coded-error.ts';
 import { networkReason } from './meilisearch.ts';
 import {
   buildIndexPrefix,
@@ -44,7 +45,7 @@ import {
 
 /**
  * Documents per batch: large batches index much faster than many small ones. At 25,000 the
- * engine indexed 200k quotes as fast as at 50,000 (loadtest/RESULTS.md).
+ * engine indexed 200k quotes as fast as at 50,000 (docs/benchmarks.md#history).
  */
 export const DEFAULT_BATCH_SIZE = 25_000;
 /**
@@ -102,8 +103,9 @@ export async function createMeiliBuilder(options: MeiliBuilderOptions): Promise<
 }
 
 /** An engine task that ended in another state than `succeeded`, with the engine's reason. */
-export class MeiliTaskError extends Error {
+export class MeiliTaskError extends CodedError {
   override name = 'MeiliTaskError';
+  readonly code = 'engine_task_failed';
   /** The task ended (failed or canceled), rather than the wait for it giving up. */
   readonly ended: boolean;
 

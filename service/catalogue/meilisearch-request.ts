@@ -3,7 +3,7 @@
  * stored for each quote, the filter and sort expressions, and the search request of each port
  * call. No I/O here, so every request the adapter sends is asserted exactly in unit tests.
  *
- * How the contract's text rules survive the engine (api-contract.md section 4):
+ * How the contract's text rules survive the engine (docs/api.md#text-matching):
  *
  * - The engine normalises facet strings itself (trim, NFKD, lower-case) and compares filters and
  *   sorts on that form. Every stored key is already the contract's folded form ({@link fold}),

@@ -4,9 +4,11 @@
  * and passes the same behaviour suite (`port.suite.ts`).
  *
  * Text semantics live here and nowhere else: {@link fold} and {@link words} are exactly the
- * contract's "folded form" and "words" (api-contract.md section 4), and backends store keys
+ * contract's "folded form" and "words" (docs/api.md#text-matching), and backends store keys
  * computed by these functions at index time so that all of them agree.
  */
+
+import { CodedError } from '../coded-error.ts';
 import { inRanges, type Ranges } from './ranges.ts';
 
 /** Every field of a Quote, in the order responses list them. */
@@ -25,7 +27,7 @@ export const QUOTE_FIELDS = [
 ] as const;
 export type QuoteField = (typeof QUOTE_FIELDS)[number];
 
-/** A full quote as the catalogue holds it (contract section 3). No field is ever null or absent. */
+/** A full quote as the catalogue holds it (docs/api.md#the-quote). No field is ever null or absent. */
 export interface Quote {
   id: number;
   author: string;
@@ -43,7 +45,7 @@ export interface Quote {
 /** A quote projected to the requested fields: exactly those keys, in {@link QUOTE_FIELDS} order. */
 export type QuoteProjection = Partial<Quote>;
 
-/** Keys `sort` accepts (contract section 4). */
+/** Keys `sort` accepts (docs/api.md#listing-quotes). */
 export const SORT_FIELDS = [
   'id',
   'author',
@@ -269,8 +271,9 @@ export interface CatalogueIndex {
 }
 
 /** The engine is unreachable, timed out, or holds no catalogue: the request may succeed later. */
-export class CatalogueUnavailableError extends Error {
+export class CatalogueUnavailableError extends CodedError {
   override name = 'CatalogueUnavailableError';
+  readonly code = 'catalogue_unavailable';
   /** Whole seconds after which the engine said it would take the request (it sheds load). */
   readonly retryAfterSeconds: number | undefined;
 
@@ -282,7 +285,7 @@ export class CatalogueUnavailableError extends Error {
 
 export const DEFAULT_LIMIT = 5;
 export const MAX_LIMIT = 100;
-/** At most this many values for one repeated filter (contract section 4). */
+/** At most this many values for one repeated filter (docs/api.md#listing-quotes). */
 export const MAX_FILTER_VALUES = 20;
 /** Longest accepted parameter value, in characters. */
 export const MAX_VALUE_LENGTH = 200;
@@ -354,7 +357,7 @@ export function normaliseFilters(raw: RawFilters): Filters {
     switch (name) {
       case 'author_id':
       case 'work_id':
-        filters[name] = unique(values.map((v) => parseIdValue(name, v)));
+        filters[name] = distinctInOrder(values.map((v) => parseIdValue(name, v)));
         break;
       case 'author_like':
       case 'work_like':
@@ -375,7 +378,7 @@ export function normaliseFilters(raw: RawFilters): Filters {
             `${name} must hold more than white space and combining marks; expected a text of 1 to ${MAX_VALUE_LENGTH} characters`,
           );
         }
-        filters[name] = unique(folded);
+        filters[name] = distinctInOrder(folded);
       }
     }
   }
@@ -419,8 +422,9 @@ export function totalPages(total: number, limit: number): number {
 }
 
 /** A value of a query that breaks the contract's rules; `parameter` names the culprit. */
-export class QueryError extends Error {
+export class QueryError extends CodedError {
   override name = 'QueryError';
+  readonly code = 'bad_parameter';
   readonly parameter: string;
   constructor(parameter: string, message: string) {
     super(message);
@@ -467,7 +471,8 @@ function parseIdValue(name: string, value: string): number {
 /** An id no quote has: filters on it match nothing. */
 export const NO_ID = 0;
 
-function unique<T>(values: T[]): T[] {
+/** Distinct values in the order first given: repeated values are one value, order kept. */
+function distinctInOrder<T>(values: T[]): T[] {
   return [...new Set(values)];
 }
 

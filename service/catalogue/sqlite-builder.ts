@@ -238,7 +238,7 @@ class SqliteBuilder implements CatalogueBuilder {
     const profiles = this.#profiles;
     const { profile, authorIsNew, workIsNew } = profiles.intern(quote, (text) => this.#fold(text));
     this.#quotes.push(quote.id, quote.quote_length, profile);
-    // author_id names one author and work_id one (work, author) (contract section 3, checked by
+    // author_id names one author and work_id one (work, author) (docs/api.md#the-quote, checked by
     // the indexer), so each id's words are recorded once.
     if (authorIsNew) profiles.authorWords.add(wordSet(quote.author), quote.author_id);
     if (workIsNew) profiles.workWords.add(wordSet(quote.work), quote.work_id);
@@ -537,35 +537,21 @@ function writeColumns(quotes: QuoteColumns, profiles: ProfileTable, sink: Column
   const date = profiles.dates.ranks();
   const authorIds = numberRanks(profiles.authorId.values());
   const workIds = numberRanks(profiles.workId.values());
-  const perProfile = (rank: (i: number) => number) => Int32Array.from({ length: p }, (_, i) => rank(i));
-  sink.column(
-    'rank_author',
-    perProfile((i) => author.rankOf[profiles.authorKey.get(i)] as number),
-  );
-  sink.column(
-    'rank_author_id',
-    perProfile((i) => authorIds.rankOf.get(profiles.authorId.get(i)) as number),
-  );
-  sink.column(
-    'rank_work',
-    perProfile((i) => work.rankOf[profiles.workKey.get(i)] as number),
-  );
-  sink.column(
-    'rank_work_id',
-    perProfile((i) => workIds.rankOf.get(profiles.workId.get(i)) as number),
-  );
-  sink.column(
-    'rank_category',
-    perProfile((i) => category.rankOf[profiles.category.get(i)] as number),
-  );
-  sink.column(
-    'rank_genre',
-    perProfile((i) => genre.rankOf[profiles.firstGenre.get(i)] as number),
-  );
-  sink.column(
-    'rank_publish_date',
-    perProfile((i) => date.rankOf[profiles.date.get(i)] as number),
-  );
+  // Each profile's rank for each sort key, as the reader's `rank_<key>` columns.
+  const ranks: [ColumnName, (i: number) => number][] = [
+    ['rank_author', (i) => author.rankOf[profiles.authorKey.get(i)] as number],
+    ['rank_author_id', (i) => authorIds.rankOf.get(profiles.authorId.get(i)) as number],
+    ['rank_work', (i) => work.rankOf[profiles.workKey.get(i)] as number],
+    ['rank_work_id', (i) => workIds.rankOf.get(profiles.workId.get(i)) as number],
+    ['rank_category', (i) => category.rankOf[profiles.category.get(i)] as number],
+    ['rank_genre', (i) => genre.rankOf[profiles.firstGenre.get(i)] as number],
+    ['rank_publish_date', (i) => date.rankOf[profiles.date.get(i)] as number],
+  ];
+  for (const [name, rank] of ranks)
+    sink.column(
+      name,
+      Int32Array.from({ length: p }, (_, i) => rank(i)),
+    );
   const genreSetStart = new Int32Array(p + 1);
   const genreSet: number[] = [];
   for (let i = 0; i < p; i++) {

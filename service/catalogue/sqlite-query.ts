@@ -517,15 +517,7 @@ export class CatalogueColumns {
 
   /** The ord of the quote with this id, or -1. */
   ordOf(id: number): number {
-    const ids = this.#c.ids;
-    let lo = 0;
-    let hi = ids.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if ((ids[mid] as number) < id) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < ids.length && ids[lo] === id ? lo : -1;
+    return findNumber(this.#c.ids, id);
   }
 
   id(ord: number): number {
@@ -1203,7 +1195,7 @@ function findText(sorted: readonly string[], value: string): number {
   return at < sorted.length && sorted[at] === value ? at : -1;
 }
 
-/** Rank of a number in an ascending dictionary, or -1. */
+/** Position of a number in an ascending array (a dictionary, the ids in order), or -1. */
 function findNumber(sorted: Float64Array, value: number): number {
   let lo = 0;
   let hi = sorted.length;

@@ -1,5 +1,5 @@
 /**
- * Rate limiting of the quote paths (api-contract.md section 8), on `@fastify/rate-limit` with the
+ * Rate limiting of the quote paths (docs/api.md#rate-limiting), on `@fastify/rate-limit` with the
  * service's own stores, clock-minute windows, Error objects and failure policy.
  *
  * It adds one `onRequest` hook at the app's root (the plugin is not encapsulated). Fastify runs
@@ -106,7 +106,7 @@ export function isRateLimitStoreFailure(error: unknown): boolean {
   return error instanceof ApiError && error.cause instanceof StoreUnavailableError;
 }
 
-/** The 429 of section 8: the limit and the wait in `details`, the wait in `Retry-After`. */
+/** The 429 (docs/api.md#rate-limiting): the limit and the wait in `details`, the wait in `Retry-After`. */
 export function tooManyRequests(max: number, ttlMs: number): ApiError {
   const seconds = Math.max(1, Math.ceil(ttlMs / 1000));
   const requests = max === 1 ? 'request' : 'requests';

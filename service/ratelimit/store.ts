@@ -1,10 +1,11 @@
 /**
- * The rate-limit store port (api-contract.md section 8). A store counts requests per client in
+ * The rate-limit store port (docs/api.md#rate-limiting). A store counts requests per client in
  * fixed windows aligned to the clock minute: every request in minute `floor(now / 60 s)` adds to
  * one count, and the count starts again at 1 when the next minute begins, whatever the time of
  * the first request. Adapters: `memory.ts` (one process) and `redis-store.ts` (every replica
  * shares one count per client, on Redis's clock).
  */
+import { CodedError } from '../coded-error.ts';
 
 /** Milliseconds since the Unix epoch, like `Date.now`. Injected so tests can cross a minute. */
 export type Clock = () => number;
@@ -48,8 +49,9 @@ export interface RateLimitStore {
 }
 
 /** The store could not count the request (Redis unreachable, slow or failing). */
-export class StoreUnavailableError extends Error {
+export class StoreUnavailableError extends CodedError {
   override name = 'StoreUnavailableError';
+  readonly code = 'rate_limit_store_unavailable';
 }
 
 /** Milliseconds from `now` to the start of the next clock minute: 1 to {@link WINDOW_MS}. */

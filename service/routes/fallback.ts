@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type ApiError, methodNotAllowed, notFound } from '../errors.ts';
-import { withoutUserInfo } from '../request-log.ts';
+import { redactUserInfo } from '../request-log.ts';
 
 export async function fallbackRoutes(app: FastifyInstance): Promise<void> {
   const reject = async (request: FastifyRequest) => {
@@ -73,7 +73,7 @@ function pathOf(request: FastifyRequest): string {
 
 /** A client's path as the details of an answer echo it: without credentials, cut at 100 characters. */
 export function shownPath(path: string): string {
-  const shown = withoutUserInfo(path);
+  const shown = redactUserInfo(path);
   return shown.length > 100 ? `${shown.slice(0, 100)}…` : shown;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `/health` and `/ready` (api-contract.md section 1). Registered outside the authenticated and
+ * `/health` and `/ready` (docs/api.md#paths). Registered outside the authenticated and
  * rate-limited scope: orchestrators probe them without credentials.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';

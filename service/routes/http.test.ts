@@ -1,6 +1,6 @@
 /**
  * What every path shares: HEAD, 405, 404, Fastify's own errors in the contract's shape, ETag and
- * 304 (section 9), /health and /ready, 5xx without internals, the OpenAPI document.
+ * 304 (docs/api.md#caching), /health and /ready, 5xx without internals, the OpenAPI document.
  */
 import { readFileSync } from 'node:fs';
 import { type AddressInfo, connect } from 'node:net';

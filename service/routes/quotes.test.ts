@@ -1,4 +1,4 @@
-/** `GET /quotes` over the real SQLite backend: every row of contract section 4. */
+/** `GET /quotes` over the real SQLite backend: every row of docs/api.md#listing-quotes. */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';

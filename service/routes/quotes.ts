@@ -1,7 +1,8 @@
 /**
- * `GET /quotes`, `/quotes/random` and `/quotes/{id}` (api-contract.md sections 4 and 5). Each
- * handler parses the query (400), asks the catalogue, and answers 404 for "nothing": by the time
- * it runs, rate limiting and authentication have already passed.
+ * `GET /quotes`, `/quotes/random` and `/quotes/{id}` (docs/api.md#listing-quotes and
+ * #one-quote-and-a-random-one). Each handler parses the query (400), asks the catalogue, and
+ * answers 404 for "nothing": by the time it runs, rate limiting and authentication have already
+ * passed.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CatalogueIndex, type ListQuery, type QuoteProjection, totalPages } from '../catalogue/port.ts';
@@ -47,7 +48,7 @@ function pagination(query: ListQuery, total: number, count: number): Page['pagin
   return { page: query.page, limit: query.limit, total_pages: pages, total_quotes: total };
 }
 
-/** The two envelopes of a list: `/quotes` and `/api/v1/quotes` (contract sections 4 and 6). */
+/** The two envelopes of a list: `/quotes` and `/api/v1/quotes` (docs/api.md#listing-quotes, #the-genre-form). */
 export type Envelope = 'quotes' | 'v1';
 
 /**

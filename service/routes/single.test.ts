@@ -1,4 +1,7 @@
-/** `GET /quotes/{id}` and `GET /quotes/random` over the real SQLite backend (contract section 5). */
+/**
+ * `GET /quotes/{id}` and `GET /quotes/random` over the real SQLite backend
+ * (docs/api.md#one-quote-and-a-random-one).
+ */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';

@@ -1,4 +1,4 @@
-/** `GET /api/v1/quotes` over the real SQLite backend (contract section 6). */
+/** `GET /api/v1/quotes` over the real SQLite backend (docs/api.md#the-genre-form). */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Quote, SortKey } from '../catalogue/port.ts';

@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/quotes`, the genre form of the original service (api-contract.md section 6): the
+ * `GET /api/v1/quotes`, the genre form of the original service (docs/api.md#the-genre-form): the
  * same catalogue query as `/quotes`, with its own parameters and envelope.
  */
 import type { FastifyInstance } from 'fastify';

@@ -15,11 +15,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type ContainerRuntime, containerRuntime, describeMissing, missingImages } from './containers.ts';
-import { SKIP_TAG, USING_TAG } from './suites.ts';
+import { freePort } from './processes.ts';
+import { USING_TAG } from './suites.ts';
+
+/** The Meilisearch suites import it from here, beside the engine they skip without. */
+export { announceSkip } from './suites.ts';
 
 /** The image a container engine runs: the one the compose file names, so a suite and the stack share it. */
 export const MEILI_IMAGE = 'getmeili/meilisearch:v1.53';
@@ -96,12 +99,6 @@ export async function meiliEngineSource(provided?: ContainerRuntime): Promise<Me
   return { kind: 'container', start: (suite) => startContainer(suite) };
 }
 
-/** Prints the line naming a suite's skip; returns the reason for `describe.skip` titles. */
-export function announceSkip(suite: string, reason: string): string {
-  console.warn(`${SKIP_TAG} ${suite}: ${reason}`);
-  return reason;
-}
-
 async function announce(suite: string, engine: Omit<MeiliEngine, 'version'>): Promise<MeiliEngine> {
   let version: string;
   try {
@@ -124,15 +121,6 @@ async function engineVersion(host: string, masterKey: string): Promise<string> {
     throw new Error(`Meilisearch at ${host} did not report its version (HTTP ${response.status})`);
   }
   return body.pkgVersion;
-}
-
-/** A loopback port free at the time of asking. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
 }
 
 async function startBinary(binary: string, suite: string): Promise<MeiliEngine> {

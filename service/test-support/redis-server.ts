@@ -6,9 +6,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './processes.ts';
 
 export interface RedisServer {
   readonly port: number;
@@ -114,18 +115,6 @@ export async function startRedisServer(): Promise<RedisServer> {
 function keepTail(lines: string[], chunk: Buffer): void {
   lines.push(chunk.toString('utf8'));
   if (lines.length > 20) lines.shift();
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('could not find a free port');
-  return address.port;
 }
 
 /** Resolves when the server answers PING; rejects when it exits or does not answer in time. */

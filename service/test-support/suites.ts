@@ -19,9 +19,13 @@ export function suiteName(moduleUrl: string): string {
   return relative(process.cwd(), fileURLToPath(moduleUrl));
 }
 
-/** Prints the one line that says a suite (or a part of it) skips, and why. */
-export function announceSkip(moduleUrl: string, reason: string): void {
-  console.warn(`${SKIP_TAG} ${suiteName(moduleUrl)}: ${reason}`);
+/**
+ * Prints the one line that says a suite (or a part of it) skips, and why. `suite` is the suite's
+ * `import.meta.url` or a name of its own; the reason comes back for `describe.skip` titles.
+ */
+export function announceSkip(suite: string, reason: string): string {
+  console.warn(`${SKIP_TAG} ${suite.startsWith('file:') ? suiteName(suite) : suite}: ${reason}`);
+  return reason;
 }
 
 /** Prints the one line that says which server a suite runs against. */
