@@ -143,9 +143,9 @@ describe('rejected input', () => {
       stdout: '',
       stderr: [
         'record 1 (line 2): genre: must hold at least one genre',
-        'record 4 (line 44): work_id: must be an integer ≥ 1, got -1',
-        'record 4 (line 44): quote: must be a string, got 7',
-        'record 6 (line 74): must be a JSON object, got the string "not an object"',
+        'record 4 (line 47): work_id: must be an integer ≥ 1, got -1',
+        'record 4 (line 47): quote: must be a string, got 7',
+        'record 6 (line 79): must be a JSON object, got the string "not an object"',
         `indexer: ${file}: 4 problems found; the catalogue was not changed`,
         '',
       ].join('\n'),

@@ -243,6 +243,20 @@ const DATE_SAMPLES = [
   'abc',
 ];
 const COUNT_SAMPLES = ['1', '3', '50', '51', '0', '01', '-1', '1.5', 'abc'];
+const LANGUAGE_SAMPLES = ['en', 'FR', 'De', 'la', 'xx', 'e', 'eng', 'e n', 'é', '1'];
+const EXCLUDE_SAMPLES = [
+  '1',
+  '2,3',
+  '0',
+  '01',
+  '1,,2',
+  '1,',
+  '-1',
+  'a',
+  Array.from({ length: 100 }, (_, i) => i + 1).join(','),
+  Array.from({ length: 101 }, (_, i) => i + 1).join(','),
+  Array.from({ length: 100 }, (_, i) => 1_000_000 + i).join(','),
+];
 const TEXT_PARAMETERS = ['author', 'author_like', 'work', 'work_like', 'category', 'genre'];
 const INTEGER_PARAMETERS = ['id', 'author_id', 'work_id', 'page'];
 
@@ -280,6 +294,8 @@ function samplesFor(path: string, name: string, random: () => number): string[] 
   if (name === 'min_length' || name === 'max_length') return LENGTH_SAMPLES;
   if (name === 'published_from' || name === 'published_to') return DATE_SAMPLES;
   if (name === 'count') return COUNT_SAMPLES;
+  if (name === 'language') return LANGUAGE_SAMPLES;
+  if (name === 'exclude') return EXCLUDE_SAMPLES;
   throw new Error(`no samples for ${path} ${name}`);
 }
 

@@ -5,10 +5,12 @@
  * only: `query.ts` validates requests, with the contract's own messages.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { LANGUAGE_CODES } from './catalogue/language.ts';
 import {
   DEFAULT_FACET_LIMIT,
   DEFAULT_LIMIT,
   FACET_FIELDS,
+  MAX_EXCLUDE,
   MAX_FACET_LIMIT,
   MAX_FILTER_VALUES,
   MAX_LIMIT,
@@ -51,6 +53,11 @@ const quoteProperties = {
   quote_length: Type.Integer({ minimum: 1, description: 'Number of Unicode code points of quote' }),
   source: Type.String({ format: 'uri', description: 'http(s) URL of the text or record of the work' }),
   quote: Type.String({ description: 'The text of the quote' }),
+  language: Type.String({
+    pattern: '^[a-z]{2}$',
+    description:
+      'ISO 639-1 code of the language the quote is written in (a translation has its own), e.g. en, fr, de, es',
+  }),
 };
 
 /**
@@ -235,6 +242,13 @@ const filterParams = {
     EXAMPLE.genre,
     'Genre; matches when any genre of the quote equals it in folded form.',
   ),
+  language: Type.Optional(
+    Type.Array(Type.String({ pattern: anyCasePattern([...LANGUAGE_CODES].sort()) }), {
+      maxItems: MAX_FILTER_VALUES,
+      description: `ISO 639-1 code of the quote's language (any case): en, fr, de, es… An unknown code is a 400. Repeatable (any of them, at most ${MAX_FILTER_VALUES}).`,
+      examples: [['en']],
+    }),
+  ),
 };
 /** `q` (search.ts): one value, its words each a word of the quote, the last one possibly begun. */
 const searchParam = Type.Optional(
@@ -291,6 +305,13 @@ const countParam = Type.Optional(
     maximum: MAX_SAMPLE,
     description: `How many distinct quotes to draw, 1 to ${MAX_SAMPLE}: the answer is then an array (fewer when fewer match; 404 when none does).`,
     examples: [3],
+  }),
+);
+const excludeParam = Type.Optional(
+  Type.String({
+    pattern: `^[1-9][0-9]*(,[1-9][0-9]*){0,${MAX_EXCLUDE - 1}}$`,
+    description: `Comma-separated ids (at most ${MAX_EXCLUDE}) that the draw leaves out, e.g. the quotes already shown: a uniform draw among the other matches; 404 when every match is excluded. Ids that match nothing are ignored.`,
+    examples: ['2,3'],
   }),
 );
 const fieldsParam = Type.Optional(
@@ -359,7 +380,14 @@ export const randomQuoteSchema = {
   tags: ['quotes'],
   security,
   querystring: Type.Object(
-    { ...filterParams, ...rangeParams, q: searchParam, count: countParam, fields: fieldsParam },
+    {
+      ...filterParams,
+      ...rangeParams,
+      q: searchParam,
+      count: countParam,
+      exclude: excludeParam,
+      fields: fieldsParam,
+    },
     { additionalProperties: false },
   ),
   response: {
@@ -507,6 +535,7 @@ export const FacetsResponseSchema = Type.Object(
         work: facetValues('work'),
         category: facetValues('category'),
         genre: facetValues('genre'),
+        language: facetValues('language'),
       },
       {
         additionalProperties: false,
@@ -534,7 +563,7 @@ export const FacetsResponseSchema = Type.Object(
 export const facetsSchema = {
   summary: 'Facet counts',
   description:
-    'For each requested facet (author, work, category, genre), the values among the quotes matching the filters and `q` with their exact counts: ' +
+    'For each requested facet (author, work, category, genre, language), the values among the quotes matching the filters and `q` with their exact counts: ' +
     'most frequent first, then by folded value. Values compare as the filters do (folded: case, accents and spacing ignored; ' +
     'a quote counts once for each distinct genre it has), so `?genre=<value>` on /quotes lists exactly `count` quotes. ' +
     'Each value is shown as the lowest-id quote of the catalogue with that folded value spells it. Nothing matching is 200 with total_quotes 0 and empty lists.',

@@ -966,6 +966,33 @@ describe('the read protocol', () => {
     expect(error).not.toBeInstanceOf(CatalogueUnavailableError);
   });
 
+  it('answers 503 naming the indexer when the index predates language (not filterable there)', async () => {
+    engine = await scriptedEngine(() =>
+      apiError(
+        400,
+        'invalid_document_filter',
+        'Attribute `language` is not filterable. Available filterable attributes are: `id`.',
+      ),
+    );
+    const error = await open(engine.host)
+      .list({ ...QUERY, filters: { language: ['fr'] } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogueUnavailableError);
+    expect((error as Error).message).toMatch(/run the indexer to rebuild it/);
+  });
+
+  it('answers 503 naming the indexer when a document predates language (no such field)', async () => {
+    engine = await scriptedEngine(() => ({
+      status: 200,
+      json: fetched([{ id: 1, catalogue_version: 'v1' }], 1, 0, 1),
+    }));
+    const error = await open(engine.host)
+      .list({ ...QUERY, fields: ['id', 'language'] })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CatalogueUnavailableError);
+    expect((error as Error).message).toMatch(/has no 'language': run the indexer/);
+  });
+
   it('serves as soon as an engine appears on an address that refused connections', async () => {
     const port = await refusedPort();
     const index = openMeiliCatalogue({

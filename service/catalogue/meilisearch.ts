@@ -804,6 +804,12 @@ export function toPortError(
         retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
       });
     }
+    if (code !== undefined && OLDER_INDEX_CODES.has(code) && namesNewAttribute(error.message)) {
+      return new CatalogueUnavailableError(
+        `Meilisearch index '${where.index}' lacks attributes this release reads (${code}): run the indexer to rebuild it`,
+        { cause: error },
+      );
+    }
     if (code === 'index_not_found') {
       return new CatalogueUnavailableError(
         `Meilisearch holds no index '${where.index}' yet: run the indexer`,
@@ -828,6 +834,31 @@ export function toPortError(
     });
   }
   return error;
+}
+
+/**
+ * Codes the engine answers to a filter, sort or facet on an attribute its index does not declare.
+ * On an attribute added by a later release ({@link NEWER_ATTRIBUTES}) that means an index built
+ * before it, cured by the indexer (503); on any other attribute, a bug of the request (500).
+ */
+const OLDER_INDEX_CODES = new Set([
+  'invalid_document_filter',
+  'invalid_document_sort',
+  'invalid_search_filter',
+  'invalid_search_sort',
+  'invalid_search_facets',
+]);
+
+/** Attributes an index built by an earlier release lacks. */
+const NEWER_ATTRIBUTES = ['language'];
+
+/**
+ * Whether the attribute an engine message refuses (`Attribute \`language\` is not filterable.
+ * Available…`: the first one it names) is one of {@link NEWER_ATTRIBUTES}.
+ */
+function namesNewAttribute(message: string): boolean {
+  const refused = /`([^`]+)`/.exec(message)?.[1];
+  return refused !== undefined && NEWER_ATTRIBUTES.includes(refused);
 }
 
 /** The system error code behind a failed fetch (ECONNREFUSED, ENOTFOUND...), or its message. */

@@ -654,6 +654,7 @@ describe('/health, /ready and the docs', () => {
       'work_like',
       'category',
       'genre',
+      'language',
       'q',
       'min_length',
       'max_length',
