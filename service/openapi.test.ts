@@ -104,11 +104,15 @@ describe('parameter examples', () => {
     }
     expect(operationsSeen.sort()).toEqual([
       '/api/v1/quotes',
+      '/authors',
+      '/authors/{id}',
       '/quotes',
       '/quotes/facets',
       '/quotes/random',
       '/quotes/today',
       '/quotes/{id}',
+      '/works',
+      '/works/{id}',
     ]);
   });
 });
@@ -244,6 +248,7 @@ const DATE_SAMPLES = [
 ];
 const COUNT_SAMPLES = ['1', '3', '50', '51', '0', '01', '-1', '1.5', 'abc'];
 const LANGUAGE_SAMPLES = ['en', 'FR', 'De', 'la', 'xx', 'e', 'eng', 'e n', 'é', '1'];
+const DIRECTORY_SORT_SAMPLES = ['name', 'title', 'quote_count', 'id', 'ID', 'count', '', 'name,id'];
 const EXCLUDE_SAMPLES = [
   '1',
   '2,3',
@@ -289,6 +294,7 @@ function samplesFor(path: string, name: string, random: () => number): string[] 
   if (name === 'fields') return FIELD_SAMPLES;
   if (name === 'orderby') return ORDERBY_SAMPLES;
   if (name === 'facet') return FACET_SAMPLES;
+  if (name === 'sort' && (path === '/authors' || path === '/works')) return DIRECTORY_SORT_SAMPLES;
   if (name === 'sort' && path === '/quotes') return SORT_SAMPLES;
   if (name === 'order' || name === 'sort') return DIRECTION_SAMPLES;
   if (name === 'min_length' || name === 'max_length') return LENGTH_SAMPLES;
@@ -296,6 +302,7 @@ function samplesFor(path: string, name: string, random: () => number): string[] 
   if (name === 'count') return COUNT_SAMPLES;
   if (name === 'language') return LANGUAGE_SAMPLES;
   if (name === 'exclude') return EXCLUDE_SAMPLES;
+  if (name === 'name_like' || name === 'title_like') return samplesFor(path, 'author_like', random);
   throw new Error(`no samples for ${path} ${name}`);
 }
 

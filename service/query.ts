@@ -315,7 +315,7 @@ export function readLimit(params: RawQuery, fallback: number): number {
 }
 
 /** Any integer ≥ 1; pages beyond {@link MAX_PAGE} are queried as `MAX_PAGE + 1` (past the last). */
-function readPage(params: RawQuery): number {
+export function readPage(params: RawQuery): number {
   const value = params.get('page')?.[0];
   if (value === undefined) return 1;
   if (!DECIMAL_INTEGER.test(value)) {

@@ -7,6 +7,7 @@
  * contract's "folded form" and "words" (api-contract.md section 4), and backends store keys
  * computed by these functions at index time so that all of them agree.
  */
+import type { Directory } from './authors.ts';
 import { isLanguageCode, LANGUAGE_EXPECTED } from './language.ts';
 import { inRanges, type Ranges } from './ranges.ts';
 
@@ -277,6 +278,8 @@ export interface CatalogueIndex {
    * than at the next read. Backends without a remote engine leave it out.
    */
   recentFailure?(): CatalogueUnavailableError | undefined;
+  /** Authors and works of the catalogue (authors.ts), from the same catalogue version as the quotes. */
+  directory?(): Directory;
   /** Releases connections, timers and file handles. Idempotent. */
   close(): Promise<void>;
 }

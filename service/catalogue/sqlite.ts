@@ -20,6 +20,7 @@
 import { statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { AuthorEntry, Directory, DirectoryPage, DirectoryQuery, WorkEntry } from './authors.ts';
 import {
   type CatalogueIndex,
   type CatalogueInfo,
@@ -39,6 +40,7 @@ import {
   type QuoteProjection,
 } from './port.ts';
 import { hasRanges, rangesKey } from './ranges.ts';
+import { SqliteDirectory } from './sqlite-authors.ts';
 import { FacetCounter } from './sqlite-facets.ts';
 import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './sqlite-json.ts';
 import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
@@ -165,6 +167,23 @@ export class SqliteCatalogue implements CatalogueIndex {
   async facets(query: FacetQuery): Promise<FacetResult> {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.facets(query));
+  }
+
+  directory(): Directory {
+    const on = <T>(read: (snapshot: Snapshot) => T): Promise<T> => {
+      try {
+        const snapshot = this.#snapshot();
+        return Promise.resolve(guard(() => read(snapshot)));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+    return {
+      authors: (query) => on((s) => s.authors(query)),
+      works: (query) => on((s) => s.works(query)),
+      author: (id) => on((s) => s.directory.author(id)),
+      work: (id) => on((s) => s.directory.work(id)),
+    };
   }
 
   /**
@@ -459,6 +478,22 @@ class Snapshot {
     if (exclude === undefined || exclude.length === 0) return new Set();
     const ids = [...new Set(exclude)].sort((a, b) => a - b);
     return new Set(this.#columns.within(this.#columns.ordsOfIds(ids), selection));
+  }
+
+  #directory: SqliteDirectory | undefined;
+
+  /** Authors and works of this file, gathered on first use. */
+  get directory(): SqliteDirectory {
+    this.#directory ??= new SqliteDirectory(this.#columns);
+    return this.#directory;
+  }
+
+  authors(query: DirectoryQuery): DirectoryPage<AuthorEntry> {
+    return this.directory.authors(this.#select(query.filters), query.filters, query);
+  }
+
+  works(query: DirectoryQuery): DirectoryPage<WorkEntry> {
+    return this.directory.works(this.#select(query.filters), query.filters, query);
   }
 
   /** The quotes matching a filter set (all but `q`), remembered per canonical filter set. */
