@@ -25,6 +25,8 @@ import {
   MeilisearchRequestError,
   MeilisearchRequestTimeOutError,
 } from 'meilisearch';
+import type { Directory } from './authors.ts';
+import { MeiliDirectory } from './meilisearch-authors.ts';
 import {
   buildFilter,
   countRequest,
@@ -200,6 +202,37 @@ class MeiliCatalogue implements CatalogueIndex {
 
   recentFailure(): CatalogueUnavailableError | undefined {
     return this.#failure;
+  }
+
+  #directory: MeiliDirectory | undefined;
+
+  /** Authors and works, from the indexes the indexer swaps in with the quotes (meilisearch-authors.ts). */
+  directory(): Directory {
+    this.#directory ??= new MeiliDirectory(
+      {
+        fetch: <T>(index: string, request: FetchRequest) => {
+          const signal = this.#signal(this.#deadline());
+          return this.#call(() =>
+            this.#http.post<FetchResponse<T>>({
+              path: `indexes/${encodeURIComponent(index)}/documents/fetch`,
+              body: request,
+              extraRequestInit: { signal },
+            }),
+          );
+        },
+        search: (request: object) => {
+          const signal = this.#signal(this.#deadline());
+          return this.#call(() =>
+            this.#http.post<{
+              hits: { catalogue_version?: string }[];
+              facetDistribution?: Record<string, Record<string, number>>;
+            }>({ path: this.#searchPath, body: request, extraRequestInit: { signal } }),
+          );
+        },
+      },
+      this.#options.index,
+    );
+    return this.#directory;
   }
 
   info(): Promise<CatalogueInfo> {
