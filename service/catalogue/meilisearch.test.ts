@@ -995,6 +995,24 @@ describe('the read protocol', () => {
     expect((error as Error).message).toMatch(/has no 'language': run the indexer/);
   });
 
+  it('answers 503 for authors and works when the catalogue was built before them (no such index)', async () => {
+    engine = await scriptedEngine(() =>
+      apiError(404, 'index_not_found', 'Index `quotes_authors` not found.'),
+    );
+    const directory = open(engine.host).directory?.();
+    const calls: (() => Promise<unknown> | undefined)[] = [
+      () => directory?.author(1),
+      () => directory?.works({ filters: {}, sort: 'name', direction: 'asc', page: 1, limit: 5 }),
+    ];
+    for (const call of calls) {
+      const error = await Promise.resolve()
+        .then(call)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CatalogueUnavailableError);
+      expect((error as Error).message).toMatch(/run the indexer/);
+    }
+  });
+
   it('serves as soon as an engine appears on an address that refused connections', async () => {
     const port = await refusedPort();
     const index = openMeiliCatalogue({
