@@ -71,9 +71,9 @@ export function keySpecs(index: string): KeySpec[] {
     {
       file: 'search.key',
       name: `${index}-search`,
-      description: `Quotes service: reads ${index} only`,
+      description: `Quotes service: reads ${index} and its authors and works`,
       actions: [...SERVICE_KEY_ACTIONS],
-      indexes: [index],
+      indexes: [index, `${index}_authors`, `${index}_works`],
     },
   ];
 }

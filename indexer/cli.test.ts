@@ -143,9 +143,9 @@ describe('rejected input', () => {
       stdout: '',
       stderr: [
         'record 1 (line 2): genre: must hold at least one genre',
-        'record 4 (line 44): work_id: must be an integer ≥ 1, got -1',
-        'record 4 (line 44): quote: must be a string, got 7',
-        'record 6 (line 74): must be a JSON object, got the string "not an object"',
+        'record 4 (line 47): work_id: must be an integer ≥ 1, got -1',
+        'record 4 (line 47): quote: must be a string, got 7',
+        'record 6 (line 79): must be a JSON object, got the string "not an object"',
         `indexer: ${file}: 4 problems found; the catalogue was not changed`,
         '',
       ].join('\n'),
@@ -232,5 +232,78 @@ describe('failures and interruption', () => {
     });
     expect(await readCatalogue(dbPath)).toEqual(before);
     expect(await filesIn(dir)).toEqual(['big.ndjson', 'fixtures.json', 'quotes.db']);
+  });
+});
+
+describe('data-quality checks', () => {
+  /**
+   * Eight valid records, one line each, four of them seeded with one fault each: the quote of
+   * record 1 again (shouted), record 2's author spelled another way, record 1's work spelled
+   * another way, and record 1's work (same title and source) credited to another author.
+   */
+  async function seededFile(): Promise<string> {
+    const records = [...syntheticQuotes(8, { label: 'D' })].map(dataRecord);
+    const first = records[0] as Record<string, unknown>;
+    const at = (i: number) => records[i] as Record<string, unknown>;
+    records[2] = {
+      ...at(2),
+      author: first.author,
+      author_id: first.author_id,
+      work: first.work,
+      work_id: first.work_id,
+      quote: (first.quote as string).toUpperCase(),
+    };
+    records[4] = { ...at(4), author: 'D  AUTHOR 2', author_id: 99 };
+    records[6] = {
+      ...at(6),
+      author: first.author,
+      author_id: first.author_id,
+      work: 'd WORK 0',
+      work_id: 7777,
+    };
+    records[7] = { ...at(7), work: first.work, source: first.source };
+    return writeDataFile(join(dir, 'seeded.ndjson'), records, 'ndjson');
+  }
+
+  const FAULTS = [
+    'record 3 (line 3): quote: the same quote by "D Author 1" as record 1 (line 1) (the same folded text and author)',
+    'record 5 (line 5): author: "D  AUTHOR 2" is the author "D Author 2" of record 2 (line 2) spelled another way (the same folded name)',
+    'record 7 (line 7): work: "d WORK 0" is the work "D Work 0" of record 1 (line 1) spelled another way (the same folded title by the same author)',
+    'record 8 (line 8): author: the work "D Work 0" (source "https://example.org/D/0") is credited to "D Author 8" here and to another author in record 1 (line 1)',
+  ];
+
+  it('names each fault of a seeded file by record and line, and changes nothing', async () => {
+    expect((await run([await fixtureFile()])).code).toBe(0);
+    const before = await readCatalogue(dbPath);
+    const file = await seededFile();
+
+    const result = await run([file]);
+
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: [...FAULTS, `indexer: ${file}: 4 problems found; the catalogue was not changed`, ''].join('\n'),
+    });
+    expect(await readCatalogue(dbPath)).toEqual(before);
+    expect(await filesIn(dir)).toEqual(['fixtures.json', 'quotes.db', 'seeded.ndjson']);
+  });
+
+  it('--allow-duplicates indexes the file, listing each fault as a warning', async () => {
+    const file = await seededFile();
+
+    const result = await run(['--allow-duplicates', file]);
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^indexed 8 quotes into sqlite /);
+    expect(result.stderr.trimEnd().split('\n')).toEqual(FAULTS.map((f) => `warning: ${f} (file=${file})`));
+    expect((await readCatalogue(dbPath)).quotes.map((q) => q.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('--allow-duplicates may come after the file, and takes no value', async () => {
+    const file = await seededFile();
+    expect((await run([file, '--allow-duplicates'])).code).toBe(0);
+    const { code, stderr } = await run(['--allow-duplicates=yes', file]);
+    expect(code).toBe(2);
+    expect(stderr.split('\n')[0]).toBe("indexer: unknown option '--allow-duplicates=yes' (see --help)");
   });
 });

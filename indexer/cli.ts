@@ -4,6 +4,7 @@
  * 130/143 interrupted by SIGINT/SIGTERM. See USAGE.
 
  */
+import { parseArgs } from 'node:util';
 import type { CatalogueLogger } from '../service/catalogue/port.ts';
 import { type Config, ConfigError, loadConfig } from '../service/config.ts';
 import { IndexAbortedError, IndexInputError, IndexValidationError, indexFile } from './index-file.ts';
@@ -11,7 +12,8 @@ import { createProgressLine, createProgressLog } from './progress.ts';
 import { MAX_GENRES, MAX_LABEL_LENGTH, MAX_QUOTE_LENGTH, MAX_URL_LENGTH, type Problem } from './validate.ts';
 
 const USAGE = `Usage: npm run index -- <file>
-       node indexer/cli.ts <file>
+       npm run index -- --allow-duplicates <file>
+       node indexer/cli.ts [--allow-duplicates] <file>
 
 Validates every quote in <file> and replaces the configured catalogue with them.
 Nothing changes unless every record is valid: the new catalogue is built beside the live
@@ -26,9 +28,19 @@ Both are streamed, so memory does not grow with the file. The file must be UTF-8
 Each record needs: id, author_id, work_id (integers >= 1, ids unique), author, work,
 category (non-empty strings, at most ${MAX_LABEL_LENGTH} characters), genre (a string or 1 to ${MAX_GENRES}
 strings), publish_date (YYYY, YYYY-MM or YYYY-MM-DD, a real date), source (absolute
-http/https URL, at most ${MAX_URL_LENGTH} characters) and quote (at most ${MAX_QUOTE_LENGTH} characters).
+http/https URL, at most ${MAX_URL_LENGTH} characters), quote (at most ${MAX_QUOTE_LENGTH} characters) and
+language (an ISO 639-1 code in lower case: en, fr, de, es...).
 One author_id per author name and back; one work_id per (work, author) and back.
 quote_length is computed (code points); unknown fields are ignored with a warning.
+
+Data-quality checks refuse the file too, each fault named by record and line: the same quote
+twice (same folded text and author), an author or a work spelled two ways (the same folded
+name or title by the same author, written differently), and a work (same folded title and
+source) under two authors.
+
+Options:
+  --allow-duplicates  index a file with such faults, listing each one as a warning
+  -h, --help          this text
 
 Environment (the same as the service's):
   SEARCH_BACKEND   sqlite (default) or meilisearch
@@ -53,20 +65,43 @@ const EXIT_REJECTED = 1;
 const EXIT_USAGE = 2;
 const EXIT_BACKEND = 3;
 
-type Parsed = { help: true } | { help: false; file: string } | { error: string };
+type Parsed = { help: true } | { help: false; file: string; allowDuplicates: boolean } | { error: string };
 
-function parseArgs(args: readonly string[]): Parsed {
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  'allow-duplicates': { type: 'boolean' },
+} as const;
+
+/**
+ * The command line, read by `node:util` parseArgs in its non-strict mode so that every option is
+ * judged here, in order: the first unknown option (or an option given a value) is the error, and
+ * `--help` before any such error wins.
+ */
+function readArgs(args: readonly string[]): Parsed {
+  const { tokens } = parseArgs({
+    args: [...args],
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
   const files: string[] = [];
-  let options = true;
-  for (const arg of args) {
-    if (options && arg === '--') options = false;
-    else if (options && (arg === '--help' || arg === '-h')) return { help: true };
-    else if (options && arg.startsWith('-') && arg !== '-') return { error: `unknown option '${arg}'` };
-    else files.push(arg);
+  let allowDuplicates = false;
+  for (const token of tokens) {
+    if (token.kind === 'positional') files.push(token.value);
+    else if (token.kind === 'option') {
+      const known = Object.hasOwn(OPTIONS, token.name);
+      if (!known || token.inlineValue === true) {
+        const written = token.inlineValue === true ? args[token.index] : token.rawName;
+        return { error: `unknown option '${written}'` };
+      }
+      if (token.name === 'help') return { help: true };
+      allowDuplicates = true;
+    }
   }
   if (files.length === 0) return { error: 'missing <file>' };
   if (files.length > 1) return { error: `expected one file, got ${files.length}` };
-  return { help: false, file: files[0] as string };
+  return { help: false, file: files[0] as string, allowDuplicates };
 }
 
 /** Where the catalogue goes, for the summary line; never includes keys. */
@@ -115,7 +150,7 @@ function stderrLogger(level: string, write: (line: string) => void): CatalogueLo
 async function main(): Promise<number> {
   const { stdout, stderr } = process;
   const fail = (line: string) => stderr.write(`indexer: ${line}\n`);
-  const parsed = parseArgs(process.argv.slice(2));
+  const parsed = readArgs(process.argv.slice(2));
   if ('error' in parsed) {
     fail(`${parsed.error} (see --help)`);
     stderr.write(`${USAGE.split('\n')[0]}\n`);
@@ -155,6 +190,7 @@ async function main(): Promise<number> {
       logger: stderrLogger(config.logLevel, say),
       signal: controller.signal,
       onProgress: progress.update,
+      allowDuplicates: parsed.allowDuplicates,
     });
     progress.clear();
     stdout.write(

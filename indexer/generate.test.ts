@@ -34,6 +34,7 @@ const FIELDS = [
   'publish_date',
   'source',
   'quote',
+  'language',
 ];
 const CATEGORIES = ['fiction', 'nonfiction', 'poetry', 'drama'];
 const DATE = /^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$/;
@@ -74,6 +75,8 @@ function contractProblems(record: Record<string, unknown>): string[] {
     const length = codePointLength(record.quote);
     if (length < QUOTE_MIN_LENGTH || length > QUOTE_MAX_LENGTH) fail(`quote of ${length} code points`);
   }
+  if (!['en', 'fr', 'de', 'es'].includes(record.language as string))
+    fail(`language ${String(record.language)}`);
   return problems;
 }
 
@@ -147,6 +150,18 @@ describe('generated records follow the contract (N = 20,000)', () => {
   it('every record has exactly the Quote fields but quote_length, each valid', () => {
     const problems = quotes.flatMap((q) => contractProblems(q as unknown as Record<string, unknown>));
     expect(problems.slice(0, 10)).toEqual([]);
+  });
+
+  it('every author writes in one language; English most, French, German and Spanish beside it', () => {
+    const languageOf = new Map<number, string>();
+    const counts = new Map<string, number>();
+    for (const q of quotes) {
+      expect(languageOf.get(q.author_id) ?? q.language).toBe(q.language);
+      languageOf.set(q.author_id, q.language);
+    }
+    for (const language of languageOf.values()) counts.set(language, (counts.get(language) ?? 0) + 1);
+    expect([...counts.keys()].sort()).toEqual(['de', 'en', 'es', 'fr']);
+    expect(counts.get('en') as number).toBeGreaterThan(languageOf.size / 2);
   });
 
   it('ids are 1..N in order', () => {

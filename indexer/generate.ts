@@ -81,6 +81,7 @@ export function* generateQuotes(count: number, seed: number = DEFAULT_SEED): Gen
       publish_date: work.publishDate,
       source: sourceOf(work.id),
       quote: draws.text.toString(),
+      language: author.language,
     };
   }
 }
@@ -89,6 +90,8 @@ export function* generateQuotes(count: number, seed: number = DEFAULT_SEED): Gen
 export interface CatalogueAuthor {
   id: number;
   name: string;
+  /** The language every quote of the author is written in (ISO 639-1). */
+  language: string;
 }
 
 /** A work of the generated catalogue; every quote of it carries these values. */
@@ -130,7 +133,7 @@ export function describeCatalogue(
     }
   }
   return {
-    authors: authors.map(({ id, name }) => ({ id, name })),
+    authors: authors.map(({ id, name, language }) => ({ id, name, language })),
     works: described.sort((a, b) => a.id - b.id),
   };
 }
@@ -180,7 +183,10 @@ class Draws {
 const CHUNK_BYTES = 1 << 18;
 const LINE_START = Buffer.from('{"id":');
 const QUOTE_KEY = Buffer.from(',"quote":"');
-const LINE_END = Buffer.from('"}\n');
+/** What ends a quote's line after its text: the author's language, then the record's end. */
+function lineEnd(language: string): Buffer {
+  return Buffer.from(`","language":${JSON.stringify(language)}}\n`);
+}
 const COMMA = 0x2c;
 
 /**
@@ -208,7 +214,7 @@ export async function writeQuotes(out: Writable, count: number, seed: number = D
     let used = 0;
     while (draws.next()) {
       const { author, work, text } = draws;
-      const size = 40 + 3 * (author.json.length + work.json.length) + text.length;
+      const size = 40 + author.lineEnd.length + 3 * (author.json.length + work.json.length) + text.length;
       if (used + size > CHUNK_BYTES) {
         check();
         if (out.write(chunk.subarray(0, used))) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -227,8 +233,8 @@ export async function writeQuotes(out: Writable, count: number, seed: number = D
       chunk.set(QUOTE_KEY, used);
       used += QUOTE_KEY.length;
       used = text.copyTo(chunk, used);
-      chunk.set(LINE_END, used);
-      used += LINE_END.length;
+      chunk.set(author.lineEnd, used);
+      used += author.lineEnd.length;
     }
     check();
     if (used > 0 && !out.write(chunk.subarray(0, used))) await drained(out);
@@ -503,6 +509,10 @@ interface Author {
   name: string;
   /** `"author":…,"author_id":…`, serialised once. */
   json: string;
+  /** ISO 639-1 code of the language of the author's quotes ({@link languageOfAuthor}). */
+  language: string;
+  /** {@link lineEnd} of that language, serialised once. */
+  lineEnd: Buffer;
   /** This author's works are Catalogue.works[firstWork..endWork), most popular first. */
   firstWork: number;
   endWork: number;
@@ -555,9 +565,36 @@ function buildCatalogue(count: number, rng: Random): Catalogue {
     }
     normaliseSegment(workCumulative, firstWork, works.length);
     const json = `"author":${JSON.stringify(name)},"author_id":${id}`;
-    authors.push({ id, name, json, firstWork, endWork: works.length });
+    const language = languageOfAuthor(id);
+    authors.push({ id, name, json, language, lineEnd: lineEnd(language), firstWork, endWork: works.length });
   }
   return { authors, authorCumulative, works, workCumulative };
+}
+
+/**
+ * Languages of the generated catalogue with their share of authors, in percent: mostly English,
+ * with French, German and Spanish beside it, as in the bundled catalogue.
+ */
+const LANGUAGE_SHARES: readonly (readonly [string, number])[] = [
+  ['en', 80],
+  ['fr', 10],
+  ['de', 6],
+  ['es', 4],
+];
+
+/**
+ * The language of an author, a function of the id alone (a multiplicative hash spreads ids over
+ * the shares): it draws nothing from the generator's random stream, so every other value of a
+ * seed's catalogue is what it was before quotes had a language.
+ */
+export function languageOfAuthor(id: number): string {
+  let slot = Math.imul(id, 0x9e3779b1) >>> 0;
+  slot = Math.floor((slot / 2 ** 32) * 100);
+  for (const [language, share] of LANGUAGE_SHARES) {
+    if (slot < share) return language;
+    slot -= share;
+  }
+  return 'en';
 }
 
 function makeWork(

@@ -7,8 +7,9 @@ import { createBuilder } from '../service/catalogue/open.ts';
 import type { CatalogueBuilder, CatalogueLogger, Quote } from '../service/catalogue/port.ts';
 import { CodedError } from '../service/coded-error.ts';
 import type { Config } from '../service/config.ts';
+import { QualityChecker } from './quality.ts';
 import { IndexInputError, openRecords } from './read.ts';
-import { type Problem, Validator } from './validate.ts';
+import { formatProblem, type Problem, Validator } from './validate.ts';
 
 export { IndexInputError } from './read.ts';
 export type { Problem } from './validate.ts';
@@ -31,7 +32,15 @@ export interface IndexOptions {
   logger?: CatalogueLogger;
   /** Aborting stops the run between chunks; the build is discarded and the live catalogue kept. */
   signal?: AbortSignal;
+  /**
+   * Indexes a file with data-quality faults (quality.ts: a quote twice, a name or title spelled
+   * two ways, a work under two authors), reporting each as a warning, instead of refusing it.
+   */
+  allowDuplicates?: boolean;
 }
+
+/** Data-quality warnings listed one by one; the rest are counted in one more line. */
+export const MAX_QUALITY_WARNINGS = 1_000;
 
 /**
  * Records rejected: nothing was changed. `problems` lists them in file order (at most
@@ -101,6 +110,9 @@ export async function indexFile(
   };
   try {
     const validator = new Validator({ maxProblems: MAX_PROBLEMS });
+    const quality = new QualityChecker();
+    const qualityWarnings: string[] = [];
+    let qualityFaults = 0;
     let batch: Quote[] = [];
     let records = 0;
     for await (const chunk of source.batches()) {
@@ -112,6 +124,12 @@ export async function indexFile(
           continue;
         }
         const quote = validator.check(raw.value, raw.record, raw.line);
+        if (quote !== null) {
+          for (const fault of quality.check(quote, raw.record, raw.line)) {
+            if (options.allowDuplicates !== true) validator.report(fault);
+            else if (++qualityFaults <= MAX_QUALITY_WARNINGS) qualityWarnings.push(formatProblem(fault));
+          }
+        }
         // After the first problem the build is doomed: keep validating, stop building.
         if (quote === null || validator.problemCount > 0 || backendFailure !== undefined) continue;
         batch.push(quote);
@@ -132,7 +150,10 @@ export async function indexFile(
     if (signal?.aborted) throw interrupted();
     if (builder === undefined) throw new Error('no catalogue was built');
     const info = await builder.commit();
-    const warnings = validator.warnings();
+    const warnings = [...validator.warnings(), ...qualityWarnings];
+    if (qualityFaults > MAX_QUALITY_WARNINGS) {
+      warnings.push(`... and ${qualityFaults - MAX_QUALITY_WARNINGS} more data-quality faults`);
+    }
     for (const warning of warnings) logger?.warn({ file }, warning);
     const seconds = (performance.now() - started) / 1000;
     logger?.info({ file, records, seconds, version: info.version }, 'catalogue replaced');

@@ -16,6 +16,7 @@ function record(overrides: Record<string, unknown> = {}): Record<string, unknown
     publish_date: '1813-01-28',
     source: 'https://www.gutenberg.org/ebooks/1342',
     quote: 'It is a truth universally acknowledged.',
+    language: 'en',
     ...overrides,
   };
 }
@@ -44,6 +45,7 @@ describe('a valid record', () => {
       quote_length: 38,
       source: 'https://www.gutenberg.org/ebooks/1342',
       quote: 'I keep the moon 🌙 in a jar of 𝄞 songs.',
+      language: 'en',
     });
     expect(Object.keys(quote as Quote)).toEqual([
       'id',
@@ -57,6 +59,7 @@ describe('a valid record', () => {
       'quote_length',
       'source',
       'quote',
+      'language',
     ]);
     expect(validator.problemCount).toBe(0);
   });
@@ -156,6 +159,14 @@ describe('a broken record', () => {
     ['work', 'must hold more than white space and combining marks, got U+0020 U+0301 U+0020', ' \u0301 '],
     ['genre', 'must hold more than white space and combining marks, got U+20DD', '\u20dd'],
     ['quote', 'must be at most 10000 characters, got 10001', 'q'.repeat(10_001)],
+    [
+      'language',
+      'must be an ISO 639-1 language code of two letters, e.g. en, fr, de, es (write it in lower case: fr), got "FR"',
+      'FR',
+    ],
+    ['language', 'must be an ISO 639-1 language code of two letters, e.g. en, fr, de, es, got "fra"', 'fra'],
+    ['language', 'must be an ISO 639-1 language code of two letters, e.g. en, fr, de, es, got "xx"', 'xx'],
+    ['language', 'must be a string, got 7', 7],
   ])('%s %s', (field, message, value) => {
     expect(problemsOf(record({ [field]: value }))).toEqual([{ record: 1, field, message }]);
   });
@@ -171,6 +182,7 @@ describe('a broken record', () => {
     'publish_date',
     'source',
     'quote',
+    'language',
   ])('a missing %s is reported', (field) => {
     expect(problemsOf(record({ [field]: undefined }))).toEqual([{ record: 1, field, message: 'is missing' }]);
   });

@@ -16,6 +16,7 @@
  *   could never be asked for, and would sort where no engine agrees (Meilisearch does not sort
  *   an empty string at all).
  */
+import { isLanguageCode, LANGUAGE_EXPECTED } from '../service/catalogue/language.ts';
 import { codePointLength, fold, QUOTE_FIELDS, type Quote } from '../service/catalogue/port.ts';
 
 /** One thing wrong with the input, as the indexer reports it. */
@@ -126,6 +127,7 @@ export class Validator {
     const publishDate = date(raw.publish_date, fail);
     const source = this.#source(raw.source, fail);
     const quoteLength = quoteText(raw.quote, fail);
+    const language = languageCode(raw.language, fail);
     this.#noteUnknownFields(raw);
 
     if (id !== undefined) {
@@ -151,6 +153,7 @@ export class Validator {
       quote_length: quoteLength as number,
       source: source as string,
       quote: raw.quote as string,
+      language: language as string,
     };
   }
 
@@ -245,6 +248,12 @@ export class Validator {
   }
 }
 
+/** A problem as the indexer prints it: `record N (line L): field: message`. */
+export function formatProblem(p: Problem): string {
+  const where = p.line === undefined ? `record ${p.record}` : `record ${p.record} (line ${p.line})`;
+  return p.field === undefined ? `${where}: ${p.message}` : `${where}: ${p.field}: ${p.message}`;
+}
+
 type Fail = (field: string | undefined, message: string) => undefined;
 
 function positiveInt(raw: Record<string, unknown>, field: string, fail: Fail): number | undefined {
@@ -321,6 +330,16 @@ function date(value: unknown, fail: Fail): string | undefined {
     }
   }
   return value;
+}
+
+/** `language`: an ISO 639-1 code as the catalogue stores it, in lower case. */
+function languageCode(value: unknown, fail: Fail): string | undefined {
+  if (typeof value !== 'string') {
+    return fail('language', value === undefined ? 'is missing' : `must be a string, got ${kind(value)}`);
+  }
+  if (isLanguageCode(value)) return value;
+  const hint = isLanguageCode(value.toLowerCase()) ? ` (write it in lower case: ${value.toLowerCase()})` : '';
+  return fail('language', `must be ${LANGUAGE_EXPECTED}${hint}, got ${show(value)}`);
 }
 
 /** The quote's text checked as any text; its length in code points, which the record carries. */

@@ -10,9 +10,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Meilisearch } from 'meilisearch';
 import { ensureKeys } from '../deploy/meili-keys.ts';
+import { catalogueSize } from '../indexer/generate.ts';
 import { QUOTE_FIELDS, SORT_FIELDS } from '../service/catalogue/port.ts';
 import { UsageError } from '../service/command-line.ts';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
+import { AUTHORS_CONNECTIONS, AUTHORS_P99_MS, authorByIdPaths, topAuthorPaths } from './bench/authors.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { facetPaths } from './bench/facets.ts';
 import { type FeatureKind, featurePaths } from './bench/features.ts';
@@ -272,6 +274,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       amount: facets.length,
     });
     log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
+    const authors = await measureAuthors(random, options, { baseUrl: service.url, headers: auth });
     const search = await measureSearch(catalogue.file, random, options, {
       baseUrl: service.url,
       headers: auth,
@@ -344,6 +347,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       features,
       byId: idRun,
       facets: facetRun,
+      authors,
       search,
       service: { idleRssBytes, peakRssBytes },
       redis,
@@ -602,6 +606,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       amount: facets.length,
     });
     log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
+    const authors = await measureAuthors(random, options, { baseUrl: service.url, headers: auth });
     const search = await measureSearch(
       catalogue.file,
       random,
@@ -668,6 +673,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       pages,
       random: randomRun,
       facets: facetRun,
+      authors,
       features,
       pastTheEnd,
       burst,
@@ -736,3 +742,45 @@ async function main(args: readonly string[]): Promise<number> {
 }
 
 process.exitCode = await main(process.argv.slice(2));
+
+/**
+ * `/authors?sort=quote_count&order=desc` (distinct pages and sizes, none answered from the cache
+ * of answers) and `/authors/{id}` (ids drawn over the generated catalogue's authors), each alone
+ * at {@link AUTHORS_CONNECTIONS} connections, the load the feature's target is stated at.
+ */
+async function measureAuthors(
+  random: () => number,
+  options: BenchOptions,
+  target: { baseUrl: string; headers: Record<string, string> },
+): Promise<{ top: LoadResult; byId: LoadResult }> {
+  const authors = catalogueSize(options.count).authors;
+  const top = topAuthorPaths(random, options.quick ? 300 : 2000, authors);
+  const topRun = await measure({
+    ...target,
+    paths: top,
+    connections: AUTHORS_CONNECTIONS,
+    duration: 0,
+    amount: top.length,
+  });
+  log(
+    summary(
+      `/authors?sort=quote_count&order=desc (${top.length} distinct requests, ${AUTHORS_CONNECTIONS} connections; target p99 ${AUTHORS_P99_MS} ms)`,
+      topRun,
+    ),
+  );
+  const ids = authorByIdPaths(random, options.quick ? 300 : 5000, authors);
+  const idRun = await measure({
+    ...target,
+    paths: ids,
+    connections: AUTHORS_CONNECTIONS,
+    duration: 0,
+    amount: ids.length,
+  });
+  log(
+    summary(
+      `/authors/{id} (${ids.length} requests, ${AUTHORS_CONNECTIONS} connections; target p99 ${AUTHORS_P99_MS} ms)`,
+      idRun,
+    ),
+  );
+  return { top: topRun, byId: idRun };
+}

@@ -32,13 +32,14 @@ import { createMetrics, metricsPlugin, rawAnswerRecorder, responseRecorder } fro
 import openApi from './openapi.ts';
 import { isRateLimitStoreFailure, rateLimit } from './ratelimit/plugin.ts';
 import { lazyChildLogger, RequestLogController, serializeRequest } from './request-log.ts';
+import { authorRoutes } from './routes/authors.ts';
 import { facetRoutes } from './routes/facets.ts';
 import { emptyParamError, fallbackRoutes, isKnownPath, routableUrl } from './routes/fallback.ts';
 import { healthRoutes } from './routes/health.ts';
 import { quoteRoutes } from './routes/quotes.ts';
 import { todayRoutes } from './routes/today.ts';
 import { v1Routes } from './routes/v1.ts';
-import { SHARED_SCHEMAS } from './schemas.ts';
+import { DIRECTORY_SCHEMAS, SHARED_SCHEMAS } from './schemas.ts';
 
 /** What tests (and the rate limiter) may inject instead of the real thing. */
 export interface AppDeps {
@@ -164,6 +165,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     sendError(request, reply, error);
   });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  for (const schema of DIRECTORY_SCHEMAS) app.addSchema(schema);
 
   await deps.prepare?.(app.log);
   const catalogue = deps.catalogue ?? (await openCatalogue(config, app.log));
@@ -208,6 +210,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     await quotes.register(facetRoutes, { catalogue, answers });
     await quotes.register(todayRoutes, { catalogue, now: deps.now ?? Date.now });
     await quotes.register(v1Routes, { catalogue, answers });
+    await quotes.register(authorRoutes, { catalogue, answers });
   });
   await app.register(fallbackRoutes);
   return app;

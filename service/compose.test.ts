@@ -345,7 +345,11 @@ describe('the key step', () => {
       expect(Object.fromEntries(values)).toEqual({ 'indexer.key': 'key-1', 'search.key': 'key-2' });
       expect(api.keys.map(({ name, actions, indexes }) => ({ name, actions, indexes }))).toEqual([
         { name: 'quotes-indexer', actions: [...INDEXER_KEY_ACTIONS], indexes: ['*'] },
-        { name: 'quotes-search', actions: [...SERVICE_KEY_ACTIONS], indexes: ['quotes'] },
+        {
+          name: 'quotes-search',
+          actions: [...SERVICE_KEY_ACTIONS],
+          indexes: ['quotes', 'quotes_authors', 'quotes_works'],
+        },
       ]);
       expect(api.log.every((line) => line.endsWith('Bearer master'))).toBe(true);
     } finally {

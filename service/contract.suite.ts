@@ -43,6 +43,7 @@ const FIELDS = [
   'quote_length',
   'source',
   'quote',
+  'language',
 ] as const;
 
 // ---------------------------------------------------------------------------------------------
@@ -168,11 +169,32 @@ const ROWS: [keyof typeof W, number, string][] = [
   ['plus', 1500, 'Tú + yo = dos.'],
 ];
 
+/** The language of each quote not written in English, by id. */
+const LANGUAGES: Record<number, string> = {
+  907: 'fr',
+  908: 'fr',
+  1200: 'ja',
+  1201: 'ja',
+  77: 'fr',
+  78: 'fr',
+  19: 'fr',
+  21: 'fr',
+  300: 'fr',
+  888: 'fr',
+  999: 'la',
+  13: 'la',
+  1000: 'fr',
+  150: 'fr',
+  152: 'fr',
+  1500: 'es',
+};
+
 const RECORDS = ROWS.map(([key, id, quote]) => ({
   id,
   ...W[key],
   source: `https://example.org/works/${W[key].work_id}`,
   quote,
+  language: LANGUAGES[id] ?? 'en',
 }));
 
 interface Quote {
@@ -187,6 +209,7 @@ interface Quote {
   quote_length: number;
   source: string;
   quote: string;
+  language: string;
 }
 
 /** What the service must answer for each record: docs/api.md#the-quote, in its field order. */
@@ -202,6 +225,7 @@ const QUOTES: Quote[] = RECORDS.map((r) => ({
   quote_length: Array.from(r.quote).length,
   source: r.source,
   quote: r.quote,
+  language: r.language,
 }));
 
 // ---------------------------------------------------------------------------------------------
@@ -885,6 +909,70 @@ export function describeContract(backend: ContractBackend): void {
       for (const query of ['sort=id', 'order=asc', 'page=1', 'limit=1', 'foo=1', 'author=', 'fields=nope']) {
         errorOf(await send(`/quotes/random?${query}`), 400, 'bad_request');
       }
+    });
+  });
+
+  describe('language and random without repeats', () => {
+    it('language: every quote has one; the filter folds case, ORs repeated values, and is a facet', async () => {
+      for (const item of (await page('limit=100')).items) expect(item.language).toMatch(/^[a-z]{2}$/);
+      expect(idsOf((await page('language=fr&limit=100')).items)).toEqual(
+        idsOf(where((q) => q.language === 'fr')),
+      );
+      expect(idsOf((await page('language=LA&language=es&limit=100')).items)).toEqual(
+        idsOf(where((q) => q.language === 'la' || q.language === 'es')),
+      );
+      expect(idsOf((await page('language=fr&author_like=zola&limit=100')).items)).toEqual(
+        idsOf(where((q) => q.language === 'fr' && likes(q.author, 'zola'))),
+      );
+      errorOf(await send('/quotes?language=de'), 404, 'not_found');
+      for (const value of ['xx', 'fra', 'french', 'f', '']) {
+        const { details } = errorOf(await send(`/quotes?language=${value}`), 400, 'bad_request');
+        expect(details).toMatch(/^language must/);
+      }
+      const facets = (await send('/quotes/facets?facet=language')).json() as {
+        facets: { language: { value: string; count: number }[] };
+      };
+      const counts = new Map<string, number>();
+      for (const q of QUOTES) counts.set(q.language, (counts.get(q.language) ?? 0) + 1);
+      expect(facets.facets.language).toEqual(
+        [...counts]
+          .map(([value, count]) => ({ value, count }))
+          .sort((a, b) => b.count - a.count || byCodePoint(a.value, b.value)),
+      );
+      expect((await send('/quotes/random?language=ja&fields=id')).json()).toHaveProperty('id');
+    });
+
+    it('exclude: never an excluded id, 404 when every match is excluded, 400 for a bad list', async () => {
+      const pool = idsOf(where((q) => likes(q.author, 'emi')));
+      const excluded = pool.slice(0, 4);
+      const seen = new Set<number>();
+      for (let i = 0; i < 150; i++) {
+        const response = await send(`/quotes/random?author_like=emi&exclude=${excluded.join(',')}&fields=id`);
+        expect(response.statusCode).toBe(200);
+        expect(response.headers['cache-control']).toBe('no-store');
+        seen.add((response.json() as { id: number }).id);
+      }
+      expect([...seen].sort((a, b) => a - b)).toEqual(pool.slice(4).sort((a, b) => (a ?? 0) - (b ?? 0)));
+      const several = (
+        await send(`/quotes/random?author_like=emi&count=10&exclude=${excluded.join(',')}`)
+      ).json();
+      expect(idsOf(several as Quote[]).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(
+        pool.slice(4).sort((a, b) => (a ?? 0) - (b ?? 0)),
+      );
+      errorOf(await send(`/quotes/random?author_like=emi&exclude=${pool.join(',')}`), 404, 'not_found');
+      errorOf(
+        await send(`/quotes/random?author_like=emi&count=3&exclude=${pool.join(',')}`),
+        404,
+        'not_found',
+      );
+      const hundred = Array.from({ length: 100 }, (_, i) => 100_000 + i).join(',');
+      expect((await send(`/quotes/random?exclude=${hundred}`)).statusCode).toBe(200);
+      for (const value of ['', '0', '1,,2', 'a', '-3', `${hundred},7`]) {
+        const { details } = errorOf(await send(`/quotes/random?exclude=${value}`), 400, 'bad_request');
+        expect(details).toMatch(/^exclude /);
+      }
+      errorOf(await send('/quotes/random?exclude=1&exclude=2'), 400, 'bad_request');
+      errorOf(await send('/quotes?exclude=1'), 400, 'bad_request');
     });
   });
 

@@ -167,6 +167,7 @@ function generatedCatalogue(): Quote[] {
       quote_length: Array.from(quote).length,
       source: `https://example.org/${id}`,
       quote,
+      language: 'fr',
     });
   };
   add('ÉMILE  ZOLA', 80_001, 'La Bête humaine', 90_001, 'Roman', ['Nouveau Roman', 'nouveau  roman']);
@@ -258,7 +259,10 @@ export function describeFacets(engine: string, serve: Serve): void {
         const cases: [string, RegExp][] = [
           ['', /^facet is required on \/quotes\/facets; give one or more of author, work, category, genre/],
           ['author=x', /^facet is required/],
-          ['facet=genre,title', /^facet does not accept 'title'; allowed: author, work, category, genre$/],
+          [
+            'facet=genre,title',
+            /^facet does not accept 'title'; allowed: author, work, category, genre, language$/,
+          ],
           ['facet=Genre', /^facet does not accept 'Genre'/],
           ['facet=', /^facet must not be empty; expected one or more of author, work, category, genre/],
           ['facet=genre,', /^facet has an empty item/],

@@ -104,11 +104,15 @@ describe('parameter examples', () => {
     }
     expect(operationsSeen.sort()).toEqual([
       '/api/v1/quotes',
+      '/authors',
+      '/authors/{id}',
       '/quotes',
       '/quotes/facets',
       '/quotes/random',
       '/quotes/today',
       '/quotes/{id}',
+      '/works',
+      '/works/{id}',
     ]);
   });
 });
@@ -243,6 +247,21 @@ const DATE_SAMPLES = [
   'abc',
 ];
 const COUNT_SAMPLES = ['1', '3', '50', '51', '0', '01', '-1', '1.5', 'abc'];
+const LANGUAGE_SAMPLES = ['en', 'FR', 'De', 'la', 'xx', 'e', 'eng', 'e n', 'é', '1'];
+const DIRECTORY_SORT_SAMPLES = ['name', 'title', 'quote_count', 'id', 'ID', 'count', '', 'name,id'];
+const EXCLUDE_SAMPLES = [
+  '1',
+  '2,3',
+  '0',
+  '01',
+  '1,,2',
+  '1,',
+  '-1',
+  'a',
+  Array.from({ length: 100 }, (_, i) => i + 1).join(','),
+  Array.from({ length: 101 }, (_, i) => i + 1).join(','),
+  Array.from({ length: 100 }, (_, i) => 1_000_000 + i).join(','),
+];
 const TEXT_PARAMETERS = ['author', 'author_like', 'work', 'work_like', 'category', 'genre'];
 const INTEGER_PARAMETERS = ['id', 'author_id', 'work_id', 'page'];
 
@@ -275,11 +294,15 @@ function samplesFor(path: string, name: string, random: () => number): string[] 
   if (name === 'fields') return FIELD_SAMPLES;
   if (name === 'orderby') return ORDERBY_SAMPLES;
   if (name === 'facet') return FACET_SAMPLES;
+  if (name === 'sort' && (path === '/authors' || path === '/works')) return DIRECTORY_SORT_SAMPLES;
   if (name === 'sort' && path === '/quotes') return SORT_SAMPLES;
   if (name === 'order' || name === 'sort') return DIRECTION_SAMPLES;
   if (name === 'min_length' || name === 'max_length') return LENGTH_SAMPLES;
   if (name === 'published_from' || name === 'published_to') return DATE_SAMPLES;
   if (name === 'count') return COUNT_SAMPLES;
+  if (name === 'language') return LANGUAGE_SAMPLES;
+  if (name === 'exclude') return EXCLUDE_SAMPLES;
+  if (name === 'name_like' || name === 'title_like') return samplesFor(path, 'author_like', random);
   throw new Error(`no samples for ${path} ${name}`);
 }
 

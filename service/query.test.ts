@@ -210,7 +210,7 @@ describe('parseListQuery', () => {
   it('projects fields in Quote order without duplicates, rejecting unknown names and empty items', () => {
     expect(list('fields=quote,id,author,id').fields).toEqual(['id', 'author', 'quote']);
     expect(rejection(() => list('fields=id,title'))).toBe(
-      "fields does not accept 'title'; allowed: id, author, author_id, work, work_id, category, genre, publish_date, quote_length, source, quote",
+      "fields does not accept 'title'; allowed: id, author, author_id, work, work_id, category, genre, publish_date, quote_length, source, quote, language",
     );
     expect(rejection(() => list('fields=id,,author'))).toMatch(/^fields has an empty item in 'id,,author'/);
   });
@@ -258,7 +258,7 @@ describe('the other routes', () => {
     });
     for (const name of ['sort', 'order', 'page', 'limit']) {
       expect(rejection(() => parseRandomQuery(readQuery(`/quotes/random?${name}=1`)))).toBe(
-        `${name} is not accepted on /quotes/random; /quotes/random accepts author, author_id, author_like, work, work_id, work_like, category, genre, min_length, max_length, published_from, published_to, q, count, fields`,
+        `${name} is not accepted on /quotes/random; /quotes/random accepts author, author_id, author_like, work, work_id, work_like, category, genre, language, min_length, max_length, published_from, published_to, q, count, exclude, fields`,
       );
     }
   });

@@ -8,6 +8,8 @@
  * what a generic parser loses: the arrival order of `sort`/`order` values, repeats of
  * single-valued parameters, and a 400 (not a silent fallback) for broken percent-encoding.
  */
+
+import { LANGUAGE_EXPECTED } from './catalogue/language.ts';
 import {
   DECIMAL_INTEGER,
   DEFAULT_LIMIT,
@@ -19,6 +21,7 @@ import {
   integerHint,
   type ListQuery,
   lengthProblem,
+  MAX_EXCLUDE,
   MAX_LIMIT,
   MAX_VALUE_LENGTH,
   normaliseFields,
@@ -92,7 +95,7 @@ const LIST_PARAMS = [
   'limit',
   'fields',
 ] as const;
-const RANDOM_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'q', 'count', 'fields'] as const;
+const RANDOM_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'q', 'count', 'exclude', 'fields'] as const;
 const ID_PARAMS = ['fields'] as const;
 const TODAY_PARAMS = [...FILTER_NAMES, ...RANGE_NAMES, 'fields'] as const;
 const V1_PARAMS = ['genre', 'page', 'limit', 'orderby', 'sort'] as const;
@@ -115,6 +118,8 @@ const EXPECTED: Record<string, string> = {
   q: `words to search for, up to ${MAX_QUERY_WORDS} of at most ${MAX_QUERY_WORD_LENGTH} characters each`,
   ...RANGE_EXPECTED,
   count: `an integer from 1 to ${MAX_SAMPLE}`,
+  exclude: `up to ${MAX_EXCLUDE} ids (integers ≥ 1), comma-separated`,
+  language: LANGUAGE_EXPECTED,
 };
 /** On `/api/v1/quotes`, `sort` is the direction: what it accepts there. */
 const V1_EXPECTED: Record<string, string> = { ...EXPECTED, sort: 'asc or desc' };
@@ -201,8 +206,8 @@ export function checkParams(
       if (value === '') throw badRequest(`${name} must not be empty; expected ${expected(name, path)}`);
       if (value.includes('\0')) throw badRequest(`${name} must not contain NUL characters`);
       // Section 4 bounds every value, not only filter values: a 250-digit page is a 400, not a
-      // page past the last.
-      const tooLong = lengthProblem(name, value);
+      // page past the last. A list of ids is bounded by its own count instead.
+      const tooLong = name === 'exclude' ? excludeLengthProblem(value) : lengthProblem(name, value);
       if (tooLong !== undefined) throw badRequest(tooLong);
     }
     if (values.length > 1 && !repeatable.has(name)) {
@@ -310,7 +315,7 @@ export function readLimit(params: RawQuery, fallback: number): number {
 }
 
 /** Any integer ≥ 1; pages beyond {@link MAX_PAGE} are queried as `MAX_PAGE + 1` (past the last). */
-function readPage(params: RawQuery): number {
+export function readPage(params: RawQuery): number {
   const value = params.get('page')?.[0];
   if (value === undefined) return 1;
   if (!DECIMAL_INTEGER.test(value)) {
@@ -364,6 +369,8 @@ export function parseRandomQuery(params: RawQuery): RandomQuery {
   const query: RandomQuery = { filters: withSearch(readFilters(params), params), fields: readFields(params) };
   const count = readCount(params);
   if (count !== undefined) query.count = count;
+  const exclude = readExclude(params);
+  if (exclude !== undefined) query.filters.exclude = exclude;
   return query;
 }
 
@@ -376,6 +383,34 @@ export function parseTodayQuery(params: RawQuery): RandomQuery {
 /** A canonical text of a filter set alone (equal for equivalent filters), as {@link listKey} writes it. */
 export function filtersKey(filters: Filters): string {
   return listKey('', { filters, sort: [], page: 1, limit: 1, fields: null });
+}
+
+/** Longest `exclude` value: {@link MAX_EXCLUDE} ids of 16 digits (beyond any safe id) and their commas. */
+const MAX_EXCLUDE_LENGTH = MAX_EXCLUDE * 17;
+
+function excludeLengthProblem(value: string): string | undefined {
+  return value.length > MAX_EXCLUDE_LENGTH
+    ? `exclude must be at most ${MAX_EXCLUDE_LENGTH} characters, got ${value.length}; expected ${expected('exclude')}`
+    : undefined;
+}
+
+/**
+ * `exclude` on `/quotes/random`: ids left out of the draw, without duplicates. An id beyond the
+ * safe range is valid but no quote has it, so it excludes nothing and is dropped.
+ */
+function readExclude(params: RawQuery): number[] | undefined {
+  if (!params.has('exclude')) return undefined;
+  const ids = new Set<number>();
+  for (const token of tokens(params, 'exclude', MAX_EXCLUDE)) {
+    if (!DECIMAL_INTEGER.test(token)) {
+      throw badRequest(
+        `exclude must list integers ≥ 1${integerHint(token)}, got '${shorten(token)}'; expected ${expected('exclude')}`,
+      );
+    }
+    const id = Number(token);
+    if (Number.isSafeInteger(id)) ids.add(id);
+  }
+  return [...ids];
 }
 
 /** `count` on `/quotes/random`: 1 to MAX_SAMPLE distinct quotes. */

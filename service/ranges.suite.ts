@@ -71,6 +71,7 @@ const EDGES: Quote[] = [
   quote_length: Array.from(text as string).length,
   source: 'https://example.org/w',
   quote: text as string,
+  language: 'en',
 }));
 
 export function describeRanges(backend: EngineBackend): void {

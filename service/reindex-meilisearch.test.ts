@@ -167,6 +167,78 @@ describe.skipIf('skip' in source)('a live reindex on Meilisearch', () => {
     expect(await total()).toBe(before);
     const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
     const indexes = (await admin.getRawIndexes({ limit: 1000 })).results.map((index) => index.uid);
-    expect(indexes.filter((uid) => uid.startsWith(live))).toEqual([live]);
+    expect(indexes.filter((uid) => uid.startsWith(live)).sort()).toEqual(
+      [live, `${live}_authors`, `${live}_works`].sort(),
+    );
+  });
+
+  it('never shows an author whose quote count disagrees with the quotes of its catalogue', {
+    timeout: 180_000,
+  }, async () => {
+    // Each catalogue's authors, read from its file: id → [name, number of quotes].
+    const authorsOf = (name: string) => {
+      const out = new Map<number, [string, number]>();
+      for (const line of readFileSync(join(dir, `${name}.ndjson`), 'utf8')
+        .trimEnd()
+        .split('\n')) {
+        const q = JSON.parse(line) as { author_id: number; author: string };
+        out.set(q.author_id, [q.author, (out.get(q.author_id)?.[1] ?? 0) + 1]);
+      }
+      return out;
+    };
+    const before = authorsOf('new');
+    const after = authorsOf('old');
+    // Ids present in both with different names: the name says which catalogue answered.
+    const ids = [...before.keys()].filter(
+      (id) => after.has(id) && after.get(id)?.[0] !== before.get(id)?.[0],
+    );
+    expect(ids.length).toBeGreaterThan(5);
+    const failures: string[] = [];
+    const seen = { before: 0, after: 0, paired: 0 };
+    let reading = true;
+    const read = async (path: string) => {
+      const res = await fetch(`${origin}${path}`, { headers: BYPASS });
+      const body = await res.text();
+      if (res.status !== 200) failures.push(`${path}: ${res.status} ${body.slice(0, 200)}`);
+      return res.status === 200 ? JSON.parse(body) : undefined;
+    };
+    const reader = async (worker: number) => {
+      for (let i = worker; reading; i += 3) {
+        const id = ids[i % ids.length] as number;
+        const author = (await read(`/authors/${id}`)) as { name: string; quote_count: number } | undefined;
+        const quotes = (await read(`/quotes?author_id=${id}&limit=1&fields=author`)) as
+          | { items: { author: string }[]; pagination: { total_quotes: number } }
+          | undefined;
+        if (author === undefined || quotes === undefined) continue;
+        const pair = [author.name, author.quote_count];
+        const known = [before.get(id), after.get(id)].map((p) => JSON.stringify(p));
+        if (!known.includes(JSON.stringify(pair)))
+          failures.push(`/authors/${id} mixed catalogues: ${JSON.stringify(pair)}`);
+        if (JSON.stringify(pair) === known[0]) seen.before++;
+        else seen.after++;
+        // Both answers from one catalogue: the author's count is the number of its quotes there.
+        if (quotes.items[0]?.author === author.name) {
+          seen.paired++;
+          if (quotes.pagination.total_quotes !== author.quote_count) {
+            failures.push(
+              `author ${id} (${author.name}): quote_count ${author.quote_count}, /quotes?author_id= ${quotes.pagination.total_quotes}`,
+            );
+          }
+        }
+      }
+    };
+    const readers = [0, 1, 2].map(reader);
+    const reindexed = await run('indexer/cli.ts', [join(dir, 'old.ndjson')], indexerEnv);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline && seen.after === 0) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 500));
+    reading = false;
+    await Promise.all(readers);
+    console.info(`live reindex of authors: ${JSON.stringify(seen)}, ${failures.length} failed`);
+    expect(reindexed.code, reindexed.stderr).toBe(0);
+    expect(failures).toEqual([]);
+    expect(seen.before).toBeGreaterThan(0);
+    expect(seen.after).toBeGreaterThan(0);
+    expect(seen.paired).toBeGreaterThan(10);
   });
 });

@@ -5,10 +5,12 @@
  * only: `query.ts` validates requests, with the contract's own messages.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { LANGUAGE_CODES } from './catalogue/language.ts';
 import {
   DEFAULT_FACET_LIMIT,
   DEFAULT_LIMIT,
   FACET_FIELDS,
+  MAX_EXCLUDE,
   MAX_FACET_LIMIT,
   MAX_FILTER_VALUES,
   MAX_LIMIT,
@@ -51,6 +53,11 @@ const quoteProperties = {
   quote_length: Type.Integer({ minimum: 1, description: 'Number of Unicode code points of quote' }),
   source: Type.String({ format: 'uri', description: 'http(s) URL of the text or record of the work' }),
   quote: Type.String({ description: 'The text of the quote' }),
+  language: Type.String({
+    pattern: '^[a-z]{2}$',
+    description:
+      'ISO 639-1 code of the language the quote is written in (a translation has its own), e.g. en, fr, de, es',
+  }),
 };
 
 /**
@@ -235,6 +242,13 @@ const filterParams = {
     EXAMPLE.genre,
     'Genre; matches when any genre of the quote equals it in folded form.',
   ),
+  language: Type.Optional(
+    Type.Array(Type.String({ pattern: anyCasePattern([...LANGUAGE_CODES].sort()) }), {
+      maxItems: MAX_FILTER_VALUES,
+      description: `ISO 639-1 code of the quote's language (any case): en, fr, de, es… An unknown code is a 400. Repeatable (any of them, at most ${MAX_FILTER_VALUES}).`,
+      examples: [['en']],
+    }),
+  ),
 };
 /** `q` (search.ts): one value, its words each a word of the quote, the last one possibly begun. */
 const searchParam = Type.Optional(
@@ -291,6 +305,13 @@ const countParam = Type.Optional(
     maximum: MAX_SAMPLE,
     description: `How many distinct quotes to draw, 1 to ${MAX_SAMPLE}: the answer is then an array (fewer when fewer match; 404 when none does).`,
     examples: [3],
+  }),
+);
+const excludeParam = Type.Optional(
+  Type.String({
+    pattern: `^[1-9][0-9]*(,[1-9][0-9]*){0,${MAX_EXCLUDE - 1}}$`,
+    description: `Comma-separated ids (at most ${MAX_EXCLUDE}) that the draw leaves out, e.g. the quotes already shown: a uniform draw among the other matches; 404 when every match is excluded. Ids that match nothing are ignored.`,
+    examples: ['2,3'],
   }),
 );
 const fieldsParam = Type.Optional(
@@ -359,7 +380,14 @@ export const randomQuoteSchema = {
   tags: ['quotes'],
   security,
   querystring: Type.Object(
-    { ...filterParams, ...rangeParams, q: searchParam, count: countParam, fields: fieldsParam },
+    {
+      ...filterParams,
+      ...rangeParams,
+      q: searchParam,
+      count: countParam,
+      exclude: excludeParam,
+      fields: fieldsParam,
+    },
     { additionalProperties: false },
   ),
   response: {
@@ -507,6 +535,7 @@ export const FacetsResponseSchema = Type.Object(
         work: facetValues('work'),
         category: facetValues('category'),
         genre: facetValues('genre'),
+        language: facetValues('language'),
       },
       {
         additionalProperties: false,
@@ -534,7 +563,7 @@ export const FacetsResponseSchema = Type.Object(
 export const facetsSchema = {
   summary: 'Facet counts',
   description:
-    'For each requested facet (author, work, category, genre), the values among the quotes matching the filters and `q` with their exact counts: ' +
+    'For each requested facet (author, work, category, genre, language), the values among the quotes matching the filters and `q` with their exact counts: ' +
     'most frequent first, then by folded value. Values compare as the filters do (folded: case, accents and spacing ignored; ' +
     'a quote counts once for each distinct genre it has), so `?genre=<value>` on /quotes lists exactly `count` quotes. ' +
     'Each value is shown as the lowest-id quote of the catalogue with that folded value spells it. Nothing matching is 200 with total_quotes 0 and empty lists.',
@@ -572,3 +601,195 @@ export const facetsSchema = {
     ...quoteErrors('Never: a request matching nothing answers 200 with empty lists'),
   },
 };
+
+// ---- /authors and /works ------------------------------------------------------------------------
+
+const authorProperties = {
+  id: Type.Integer({ minimum: 1, description: 'The author_id of the quotes' }),
+  name: Type.String({ description: "The author's name, as the quotes spell it" }),
+  quote_count: Type.Integer({
+    minimum: 1,
+    description: 'Quotes of the author (in a list: only those matching the filters)',
+  }),
+};
+const workProperties = {
+  id: Type.Integer({ minimum: 1, description: 'The work_id of the quotes' }),
+  title: Type.String({ description: 'The title, as the quotes spell it' }),
+  author: quoteProperties.author,
+  author_id: quoteProperties.author_id,
+  publish_date: Type.String({ description: 'The publish_date of the lowest-id quote of the work' }),
+  quote_count: Type.Integer({
+    minimum: 1,
+    description: 'Quotes of the work (in a list: only those matching the filters)',
+  }),
+};
+
+const directoryPagination = (kind: 'authors' | 'works') =>
+  Type.Object(
+    {
+      page: Type.Integer({ minimum: 1 }),
+      limit: Type.Integer({ minimum: 1, maximum: MAX_LIMIT }),
+      total_pages: Type.Integer({ minimum: 1 }),
+      [`total_${kind}`]: Type.Integer({ minimum: 1, description: `${kind} with a matching quote` }),
+    },
+    { additionalProperties: false },
+  );
+
+export const AuthorsResponseSchema = Type.Object(
+  {
+    items: Type.Array(Type.Partial(Type.Object(authorProperties), { additionalProperties: false })),
+    pagination: directoryPagination('authors'),
+  },
+  { $id: 'AuthorsResponse', additionalProperties: false },
+);
+export const WorksResponseSchema = Type.Object(
+  {
+    items: Type.Array(Type.Partial(Type.Object(workProperties), { additionalProperties: false })),
+    pagination: directoryPagination('works'),
+  },
+  { $id: 'WorksResponse', additionalProperties: false },
+);
+export const AuthorSchema = Type.Object(
+  {
+    ...authorProperties,
+    categories: Type.Array(Type.String(), {
+      description: 'Distinct categories of its quotes (folded), most frequent first, then by folded value',
+    }),
+    works: Type.Array(
+      Type.Object(
+        {
+          id: workProperties.id,
+          title: workProperties.title,
+          publish_date: workProperties.publish_date,
+          quote_count: workProperties.quote_count,
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Every work of the author, by publish_date, then id' },
+    ),
+  },
+  { $id: 'Author', additionalProperties: false },
+);
+export const WorkSchema = Type.Object(
+  {
+    ...workProperties,
+    genres: Type.Array(Type.String(), {
+      description: 'Distinct genres of its quotes (folded), most frequent first, then by folded value',
+    }),
+  },
+  { $id: 'Work', additionalProperties: false },
+);
+
+const directoryParams = (kind: 'authors' | 'works') => {
+  const sorts = kind === 'authors' ? ['name', 'quote_count', 'id'] : ['title', 'quote_count', 'id'];
+  const fields = kind === 'authors' ? ['id', 'name', 'quote_count'] : Object.keys(workProperties);
+  const like = kind === 'authors' ? 'name_like' : 'title_like';
+  return {
+    category: filterParams.category,
+    genre: filterParams.genre,
+    language: filterParams.language,
+    [like]: text(
+      'words',
+      kind === 'authors' ? EXAMPLE.author_like : EXAMPLE.work_like,
+      `Words that each begin some word of the ${kind === 'authors' ? 'name' : 'title'}, in any order.`,
+    ),
+    ...(kind === 'works'
+      ? { author_id: ids(EXAMPLE.author_id, 'Author id: the works of these authors.') }
+      : {}),
+    sort: Type.Optional(
+      Type.String({
+        pattern: `^(?:${sorts.join('|')})$`,
+        description: `${sorts.join(', ')}; default ${sorts[0]}. The ${sorts[0]} sorts in folded form by code point; ties by id ascending.`,
+        examples: ['quote_count'],
+      }),
+    ),
+    order: direction('asc or desc (any case), default asc', 'desc'),
+    page: pageParam,
+    limit: limitParam(DEFAULT_LIMIT),
+    fields: Type.Optional(
+      Type.String({
+        pattern: listPattern(fields),
+        maxLength: MAX_VALUE_LENGTH,
+        description: `Comma-separated fields each item holds: ${fields.join(', ')}.`,
+        examples: ['id,quote_count'],
+      }),
+    ),
+  };
+};
+
+const directoryDescription = (kind: 'authors' | 'works') =>
+  `The ${kind} having a quote that matches the filters (category, genre, language, words of the ${kind === 'authors' ? 'name' : 'title'}), ` +
+  'each with the number of matching quotes; an exact total. Sorted by `sort` (ties by id ascending). Nothing matching, or a page past the last: 404.';
+
+export const listAuthorsSchema = {
+  summary: 'List authors',
+  description: directoryDescription('authors'),
+  tags: ['authors'],
+  security,
+  querystring: Type.Object(directoryParams('authors'), { additionalProperties: false }),
+  response: {
+    200: Type.Ref(AuthorsResponseSchema, {
+      description: `One page of authors. ${CACHE_HEADERS}`,
+      headers: CACHE_RESPONSE_HEADERS,
+    }),
+    304: notModified,
+    ...quoteErrors('No author matches, or a page past the last'),
+  },
+};
+
+export const listWorksSchema = {
+  summary: 'List works',
+  description: directoryDescription('works'),
+  tags: ['authors'],
+  security,
+  querystring: Type.Object(directoryParams('works'), { additionalProperties: false }),
+  response: {
+    200: Type.Ref(WorksResponseSchema, {
+      description: `One page of works. ${CACHE_HEADERS}`,
+      headers: CACHE_RESPONSE_HEADERS,
+    }),
+    304: notModified,
+    ...quoteErrors('No work matches, or a page past the last'),
+  },
+};
+
+export const authorByIdSchema = {
+  summary: 'One author with its works',
+  tags: ['authors'],
+  security,
+  params: Type.Object({
+    id: Type.Integer({ minimum: 1, description: 'author_id', examples: [EXAMPLE.author_id] }),
+  }),
+  querystring: Type.Object({}, { additionalProperties: false }),
+  response: {
+    200: Type.Ref(AuthorSchema, {
+      description: `The author. ${CACHE_HEADERS}`,
+      headers: CACHE_RESPONSE_HEADERS,
+    }),
+    304: notModified,
+    ...quoteErrors('No author has this id'),
+  },
+};
+
+export const workByIdSchema = {
+  summary: 'One work',
+  tags: ['authors'],
+  security,
+  params: Type.Object({
+    id: Type.Integer({ minimum: 1, description: 'work_id', examples: [EXAMPLE.work_id] }),
+  }),
+  querystring: Type.Object({}, { additionalProperties: false }),
+  response: {
+    200: Type.Ref(WorkSchema, { description: `The work. ${CACHE_HEADERS}`, headers: CACHE_RESPONSE_HEADERS }),
+    304: notModified,
+    ...quoteErrors('No work has this id'),
+  },
+};
+
+/** The schemas of /authors and /works referenced by `$id`, registered beside {@link SHARED_SCHEMAS}. */
+export const DIRECTORY_SCHEMAS: readonly TSchema[] = [
+  AuthorsResponseSchema,
+  WorksResponseSchema,
+  AuthorSchema,
+  WorkSchema,
+];

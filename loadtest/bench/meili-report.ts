@@ -34,6 +34,8 @@ export interface MeiliResults {
   random: LoadResult;
   /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
   facets?: LoadResult;
+  /** `/authors?sort=quote_count&order=desc` and `/authors/{id}`, each alone. */
+  authors?: { top: LoadResult; byId: LoadResult };
   /** Range filters, `/quotes/random?count=50` and `/quotes/today`, each alone (distinct paths). */
   features?: Partial<Record<string, LoadResult>>;
   pastTheEnd: LoadResult & { path: string };

@@ -75,6 +75,8 @@ export interface BenchResults {
   byId: LoadResult;
   /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
   facets?: LoadResult;
+  /** `/authors?sort=quote_count&order=desc` and `/authors/{id}`, each alone. */
+  authors?: { top: LoadResult; byId: LoadResult };
   /** Full-text search (`q`), distinct uncached searches of 1 to 3 words. */
   search?: SearchResults;
   service: { idleRssBytes: number | null; peakRssBytes: number | null };

@@ -15,6 +15,7 @@ describe('isQuote', () => {
     expect(isQuote({ ...quote, genre: 'fiction' })).toBe(false);
     expect(isQuote({ ...quote, publish_date: '28/01/1813' })).toBe(false);
     expect(isQuote({ ...quote, source: 'ftp://example.org' })).toBe(false);
+    expect(isQuote({ ...quote, language: 'EN' })).toBe(false);
   });
 
   it('with fields, wants exactly those fields', () => {
@@ -51,7 +52,7 @@ describe('isQuotesResponse', () => {
 
 describe('isV1Response', () => {
   it('wants status_code 200 and items of exactly the v1 fields', () => {
-    const { author_id: _a, work_id: _w, category: _c, ...item } = quote;
+    const { author_id: _a, work_id: _w, category: _c, language: _l, ...item } = quote;
     const pagination = { page: 1, limit: 10, total_pages: 1, total_quotes: 1 };
     expect(isV1Response({ status_code: 200, data: [item], pagination })).toBe(true);
     expect(isV1Response({ status_code: 200, data: [quote], pagination })).toBe(false);

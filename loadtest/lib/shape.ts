@@ -16,6 +16,7 @@ export const QUOTE_FIELDS = [
   'quote_length',
   'source',
   'quote',
+  'language',
 ];
 
 /** The fields of a `/api/v1/quotes` item (docs/api.md#the-genre-form). */
@@ -47,6 +48,7 @@ const FIELD_RULES: Record<string, (value: unknown) => boolean> = {
   quote_length: (v) => typeof v === 'number' && Number.isInteger(v) && v >= 0,
   source: (v) => typeof v === 'string' && /^https?:\/\/\S+$/.test(v),
   quote: isText,
+  language: (v) => typeof v === 'string' && /^[a-z]{2}$/.test(v),
 };
 
 /** Keys of an object, sorted, for exact-set comparisons. */

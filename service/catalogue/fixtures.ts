@@ -222,6 +222,9 @@ const WORKS = {
 
 const W = WORKS;
 
+/** The quotes written in French (Zola's J'accuse, Racine, Éluard); every other one is in English. */
+const FRENCH = new Set([9, 250, 33]);
+
 function q(id: number, work: Work, genre: string[], publishDate: string, text: string): Quote {
   return {
     id,
@@ -235,6 +238,7 @@ function q(id: number, work: Work, genre: string[], publishDate: string, text: s
     quote_length: codePointLength(text),
     source: work.source,
     quote: text,
+    language: FRENCH.has(id) ? 'fr' : 'en',
   };
 }
 
@@ -433,6 +437,8 @@ export interface SyntheticOptions {
 
 const CATEGORIES = ['fiction', 'nonfiction', 'poetry', 'drama'] as const;
 const GENRES = ['romance', 'gothic', 'satire', 'tragedy', 'lyric', 'essay', 'comedy'] as const;
+/** One language per author, so that every work keeps one. */
+const LANGUAGES = ['en', 'fr', 'de', 'es', 'en'] as const;
 
 /**
  * A deterministic catalogue of `count` quotes, contract-valid (author_id/work_id rules included),
@@ -460,6 +466,7 @@ export function* syntheticQuotes(count: number, options: SyntheticOptions = {}):
       quote_length: codePointLength(text),
       source: `https://example.org/${label}/${i}`,
       quote: text,
+      language: LANGUAGES[authorId % LANGUAGES.length] as string,
     };
   }
 }

@@ -183,20 +183,33 @@ async function fakeEngine() {
       return [200, { numberOfDocuments, isIndexing: false, fieldDistribution: {} }];
     }
     if (method === 'POST' && path === '/swap-indexes') {
-      const [swap] = JSON.parse(call.body) as { indexes: [string, string]; rename: boolean }[];
-      const [a, b] = (swap as { indexes: [string, string] }).indexes;
+      // Every pair in one task, all or nothing, as the engine swaps them.
+      const swaps = JSON.parse(call.body) as { indexes: [string, string]; rename: boolean }[];
       return [
         202,
         enqueue(call, null, 'indexSwap', () => {
-          const first = mustExist(a);
-          if ((swap as { rename: boolean }).rename) {
-            if (indexes.has(b)) throw apiError('index_already_exists', `Index \`${b}\` already exists.`);
-            indexes.delete(a);
-            indexes.set(b, first);
-          } else {
-            const second = mustExist(b);
-            indexes.set(a, second);
-            indexes.set(b, first);
+          for (const {
+            indexes: [a, b],
+            rename,
+          } of swaps) {
+            mustExist(a);
+            if (rename && indexes.has(b))
+              throw apiError('index_already_exists', `Index \`${b}\` already exists.`);
+            if (!rename) mustExist(b);
+          }
+          for (const {
+            indexes: [a, b],
+            rename,
+          } of swaps) {
+            const first = mustExist(a);
+            if (rename) {
+              indexes.delete(a);
+              indexes.set(b, first);
+            } else {
+              const second = mustExist(b);
+              indexes.set(a, second);
+              indexes.set(b, first);
+            }
           }
         }),
       ];
@@ -315,6 +328,8 @@ async function index(
 const idsOf = (engine: Engine, uid: string) =>
   [...(engine.indexes.get(uid)?.documents.keys() ?? [])].sort((a, b) => a - b);
 const TEN = FIXTURE_QUOTES.slice(0, 10);
+/** The live quotes index and the authors and works indexes swapped in with it. */
+const LIVE_INDEXES = ['quotes', 'quotes_authors', 'quotes_works'];
 const OTHER = FIXTURE_QUOTES.slice(10, 14);
 
 describe('the Meilisearch build protocol', () => {
@@ -328,7 +343,7 @@ describe('the Meilisearch build protocol', () => {
     const info = await index(engine, TEN, { batchSize: 4 });
     expect(info.count).toBe(10);
     expect(info.version).toMatch(/^[0-9a-z]+-[0-9a-f]{8}$/);
-    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect([...engine.indexes.keys()].sort()).toEqual(LIVE_INDEXES);
     expect(idsOf(engine, 'quotes')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
     const live = engine.indexes.get('quotes') as FakeIndex;
     expect(live.settings).toEqual(MEILI_SETTINGS);
@@ -344,13 +359,25 @@ describe('the Meilisearch build protocol', () => {
       'POST /indexes/<build>/documents',
       'GET /indexes/<build>/stats',
       'GET /indexes/quotes',
+      // The authors and works of the build, each in an index of its own, swapped in with it.
+      'POST /indexes',
+      `PATCH /indexes/quotes_authors_build_${info.version}/settings`,
+      `POST /indexes/quotes_authors_build_${info.version}/documents`,
+      `GET /indexes/quotes_authors_build_${info.version}/stats`,
+      'GET /indexes/quotes_authors',
+      'POST /indexes',
+      `PATCH /indexes/quotes_works_build_${info.version}/settings`,
+      `POST /indexes/quotes_works_build_${info.version}/documents`,
+      `POST /indexes/quotes_works_build_${info.version}/documents`,
+      `GET /indexes/quotes_works_build_${info.version}/stats`,
+      'GET /indexes/quotes_works',
       'POST /swap-indexes',
     ]);
     const create = engine.calls[1] as Call;
     const build = (JSON.parse(create.body) as { uid: string }).uid;
     expect(JSON.parse(create.body)).toEqual({ uid: build, primaryKey: 'id' });
     expect(build).toBe(`quotes_build_${info.version}`);
-    const batches = engine.calls.filter((c) => c.path.endsWith('/documents'));
+    const batches = engine.calls.filter((c) => c.path === `/indexes/${build}/documents`);
     expect(batches.map((c) => [c.contentType, c.query.get('primaryKey'), c.body.split('\n').length])).toEqual(
       [
         ['application/x-ndjson', 'id', 4],
@@ -359,10 +386,16 @@ describe('the Meilisearch build protocol', () => {
       ],
     );
     const swap = engine.calls.find((c) => c.path === '/swap-indexes') as Call;
-    expect(JSON.parse(swap.body)).toEqual([{ indexes: [build, 'quotes'], rename: true }]);
+    expect(JSON.parse(swap.body)).toEqual([
+      { indexes: [build, 'quotes'], rename: true },
+      { indexes: [`quotes_authors_build_${info.version}`, 'quotes_authors'], rename: true },
+      { indexes: [`quotes_works_build_${info.version}`, 'quotes_works'], rename: true },
+    ]);
     // Every enqueued task was polled until it finished.
     const polled = new Set(engine.calls.filter((c) => c.path.startsWith('/tasks/')).map((c) => c.path));
-    expect(polled).toEqual(new Set(['/tasks/0', '/tasks/1', '/tasks/2', '/tasks/3', '/tasks/4', '/tasks/5']));
+    // Create, settings and three batches of the quotes; create, settings and batches of the
+    // authors (one) and the works (two); then the swap.
+    expect(polled).toEqual(new Set(Array.from({ length: 13 }, (_, i) => `/tasks/${i}`)));
   });
 
   it('cuts batches by bytes too, sends a document larger than a batch alone, and keeps every byte', async () => {
@@ -398,15 +431,21 @@ describe('the Meilisearch build protocol', () => {
     await index(engine, OTHER);
     const before = engine.calls.length;
     const info = await index(engine, TEN);
-    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect([...engine.indexes.keys()].sort()).toEqual(LIVE_INDEXES);
     expect(idsOf(engine, 'quotes')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
     const calls = engine.calls.slice(before);
     const swap = calls.find((c) => c.path === '/swap-indexes') as Call;
     expect(JSON.parse(swap.body)).toEqual([
       { indexes: ['quotes', `quotes_build_${info.version}`], rename: false },
+      { indexes: ['quotes_authors', `quotes_authors_build_${info.version}`], rename: false },
+      { indexes: ['quotes_works', `quotes_works_build_${info.version}`], rename: false },
     ]);
     const deletes = calls.filter((c) => c.method === 'DELETE').map((c) => c.path);
-    expect(deletes).toEqual([`/indexes/quotes_build_${info.version}`]);
+    expect(deletes).toEqual([
+      `/indexes/quotes_authors_build_${info.version}`,
+      `/indexes/quotes_works_build_${info.version}`,
+      `/indexes/quotes_build_${info.version}`,
+    ]);
   });
 
   it('aborts on a failed document task with the engine message, leaving the live index untouched', async () => {
@@ -414,7 +453,10 @@ describe('the Meilisearch build protocol', () => {
     await index(engine, OTHER);
     const before = engine.calls.length;
     engine.faults.failTask = {
-      when: (call) => call.path.endsWith('/documents') && call.body.includes('"id":7,'),
+      when: (call) =>
+        call.path.startsWith('/indexes/quotes_build_') &&
+        call.path.endsWith('/documents') &&
+        call.body.includes('"id":7,'),
       code: 'invalid_document_fields',
       message: 'The document `7` holds a field Meilisearch cannot index.',
     };
@@ -428,7 +470,7 @@ describe('the Meilisearch build protocol', () => {
     expect(calls.filter((c) => c.method === 'DELETE').map((c) => c.path)).toEqual([
       expect.stringMatching(/^\/indexes\/quotes_build_/),
     ]);
-    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect([...engine.indexes.keys()].sort()).toEqual(LIVE_INDEXES);
     expect(idsOf(engine, 'quotes')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
   });
 
@@ -488,7 +530,7 @@ describe('the Meilisearch build protocol', () => {
     expect(idsOf(engine, 'quotes')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
     expect(info.count).toBe(OTHER.length);
     // The previous catalogue, swapped out, is deleted as after any swap.
-    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect([...engine.indexes.keys()].sort()).toEqual(LIVE_INDEXES);
     expect(logger.lines.some((l) => l.msg === 'waiting for the swap failed, but the swap succeeded')).toBe(
       true,
     );
@@ -504,7 +546,8 @@ describe('the Meilisearch build protocol', () => {
     );
     // Nothing changed meanwhile, and nothing was deleted: both catalogues are still there.
     expect(idsOf(engine, 'quotes')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
-    expect(engine.indexes.size).toBe(2);
+    // Three live indexes (quotes, authors, works) and the three builds of the pending swap.
+    expect(engine.indexes.size).toBe(6);
     expect(engine.calls.filter((c) => c.method === 'DELETE')).toEqual([]);
   });
 
@@ -570,7 +613,7 @@ describe('the Meilisearch build protocol', () => {
     const discarded = await createMeiliBuilder({ host: engine.host, apiKey: 'k', index: 'quotes' });
     await discarded.add(OTHER);
     await Promise.all([discarded.abort(), discarded.abort()]);
-    expect([...engine.indexes.keys()]).toEqual(['quotes']);
+    expect([...engine.indexes.keys()].sort()).toEqual(LIVE_INDEXES);
     expect(idsOf(engine, 'quotes')).toHaveLength(10);
   });
 });
@@ -623,7 +666,7 @@ describe.skipIf(skip !== undefined)(
       expect(await ensureKeys(admin, 'keys_a')).toEqual(first);
       const service = (await admin.getKeys({ limit: 1000 })).results.find((k) => k.name === 'keys_a-search');
       expect(service?.actions.sort()).toEqual(['documents.get', 'search']);
-      expect(service?.indexes).toEqual(['keys_a']);
+      expect(service?.indexes).toEqual(['keys_a', 'keys_a_authors', 'keys_a_works']);
       // A key of an earlier release (search only) is replaced by one with the current scope.
       await admin.deleteKey(service?.uid as string);
       await admin.createKey({
@@ -665,7 +708,11 @@ describe.skipIf(skip !== undefined)(
       const second = await build(indexer, 'swap_a', OTHER);
       expect(await idsIn('swap_a')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
       const uids = (await admin.getRawIndexes({ limit: 1000 })).results.map((i) => i.uid);
-      expect(uids.filter((uid) => uid.startsWith('swap_a'))).toEqual(['swap_a']);
+      expect(uids.filter((uid) => uid.startsWith('swap_a')).sort()).toEqual([
+        'swap_a',
+        'swap_a_authors',
+        'swap_a_works',
+      ]);
       await new Promise((resolve) => setTimeout(resolve, 1_100));
       expect(await reader.info()).toEqual({ version: second.version, count: OTHER.length });
 
@@ -680,7 +727,11 @@ describe.skipIf(skip !== undefined)(
       await aborted.abort();
       expect(await idsIn('swap_a')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
       const after = (await admin.getRawIndexes({ limit: 1000 })).results.map((i) => i.uid);
-      expect(after.filter((uid) => uid.startsWith('swap_a'))).toEqual(['swap_a']);
+      expect(after.filter((uid) => uid.startsWith('swap_a')).sort()).toEqual([
+        'swap_a',
+        'swap_a_authors',
+        'swap_a_works',
+      ]);
     });
 
     it('lets the service key read its index and nothing else: no write, no other index', async () => {
@@ -706,7 +757,7 @@ describe.skipIf(skip !== undefined)(
       expect(await refused(() => service.deleteIndex('scope_a'))).toBe(403);
       expect(await refused(() => service.getKeys())).toBe(403);
       expect(await idsIn('scope_a')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
-      expect(keySpecs('scope_a')[1]?.indexes).toEqual(['scope_a']);
+      expect(keySpecs('scope_a')[1]?.indexes).toEqual(['scope_a', 'scope_a_authors', 'scope_a_works']);
     });
   },
 );

@@ -28,6 +28,12 @@ import {
 import { CodedError } from '../coded-error.ts';
 import { networkReason } from './meilisearch.ts';
 import {
+  AUTHORS_SETTINGS,
+  DirectoryCollector,
+  directoryUids,
+  WORKS_SETTINGS,
+} from './meilisearch-authors.ts';
+import {
   buildIndexPrefix,
   buildIndexUid,
   createDocumentEncoder,
@@ -141,6 +147,9 @@ class MeiliBuilder implements CatalogueBuilder {
   #swapPending = false;
   #finished = false;
   #aborting: Promise<void> | undefined;
+  /** The authors and works of the quotes added, and the uids of their build indexes. */
+  readonly #directory = new DirectoryCollector();
+  #directoryBuilds: { authors: string; works: string } | undefined;
 
   constructor(options: MeiliBuilderOptions) {
     this.#options = options;
@@ -187,6 +196,7 @@ class MeiliBuilder implements CatalogueBuilder {
       throw new Error(`a Meilisearch catalogue holds at most ${MAX_TOTAL_HITS} quotes`);
     }
     for (const quote of quotes) {
+      this.#directory.add(quote);
       const line = JSON.stringify(this.#encode(quote));
       const size = Buffer.byteLength(line);
       // The newline that separates it from the line before counts too.
@@ -221,16 +231,34 @@ class MeiliBuilder implements CatalogueBuilder {
     }
     const live = this.#options.index;
     const firstRun = !(await this.#exists(live));
+    const directory = await this.#buildDirectory();
     const what = `swap ${this.#buildUid} into ${live}`;
     const swap = await this.#call(what, () =>
       this.#client.swapIndexes([
         firstRun
           ? { indexes: [this.#buildUid, live], rename: true }
           : { indexes: [live, this.#buildUid], rename: false },
+        // The authors and works go live in the same swap as their quotes.
+        ...directory.map(({ build, live: uid, firstRun: first }) =>
+          first
+            ? { indexes: [build, uid] as [string, string], rename: true }
+            : { indexes: [uid, build] as [string, string], rename: false },
+        ),
       ]),
     );
     await this.#wait(swap, what).catch((error: unknown) => this.#confirmSwap(swap.taskUid, error));
     this.#swapped = true;
+    for (const { build, firstRun: first } of directory) {
+      if (first) continue;
+      await this.#run(`delete the previous directory (now ${build})`, () =>
+        this.#client.deleteIndex(build),
+      ).catch((error: unknown) => {
+        this.#options.logger?.warn(
+          { index: build, err: String(error) },
+          'the new catalogue is live but a previous directory index could not be deleted',
+        );
+      });
+    }
     if (!firstRun) {
       // The new catalogue is live; a failure here only leaves the old one behind.
       await this.#run(`delete the previous catalogue (now ${this.#buildUid})`, () =>
@@ -286,6 +314,11 @@ class MeiliBuilder implements CatalogueBuilder {
 
   async #discard(): Promise<void> {
     if (!this.#created || this.#swapped || this.#swapPending) return;
+    for (const uid of Object.values(this.#directoryBuilds ?? {})) {
+      await this.#run(`delete the unfinished index ${uid}`, () => this.#client.deleteIndex(uid)).catch(
+        () => {},
+      );
+    }
     const pending = this.#inFlight.splice(0).map((t) => t.taskUid);
     if (pending.length > 0) {
       // Tasks run in order: cancelling spares the engine indexing documents about to be deleted.
@@ -448,6 +481,48 @@ class MeiliBuilder implements CatalogueBuilder {
       return new Error(`Meilisearch refused to ${what}: ${error.message} (${code})`, { cause: error });
     }
     return error instanceof Error ? error : new Error(String(error));
+  }
+
+  /**
+   * Builds the authors and works indexes of the new catalogue beside it (settings, then documents,
+   * then a count check), for the swap that makes all three live at once. Each pair says whether
+   * its live index exists yet (an index built before authors and works had none).
+   */
+  async #buildDirectory(): Promise<{ build: string; live: string; firstRun: boolean }[]> {
+    const lives = directoryUids(this.#options.index);
+    const builds = {
+      authors: buildIndexUid(lives.authors, this.#version),
+      works: buildIndexUid(lives.works, this.#version),
+    };
+    this.#directoryBuilds = builds;
+    const documents = this.#directory.documents(this.#version);
+    const out: { build: string; live: string; firstRun: boolean }[] = [];
+    for (const kind of ['authors', 'works'] as const) {
+      const uid = builds[kind];
+      await this.#run(`create index ${uid}`, () => this.#client.createIndex(uid, { primaryKey: 'id' }));
+      const index = this.#client.index(uid);
+      await this.#run(`apply the settings of ${uid}`, () =>
+        index.updateSettings(kind === 'authors' ? AUTHORS_SETTINGS : WORKS_SETTINGS),
+      );
+      const docs: object[] = documents[kind];
+      for (let i = 0; i < docs.length; i += this.#batchSize) {
+        const body = docs
+          .slice(i, i + this.#batchSize)
+          .map((d) => JSON.stringify(d))
+          .join('\n');
+        await this.#run(`index the ${kind} into ${uid}`, () =>
+          index.addDocumentsFromString(body, 'application/x-ndjson', { primaryKey: 'id' }),
+        );
+      }
+      const stats = await this.#call(`read the stats of ${uid}`, () => index.getStats());
+      if (stats.numberOfDocuments !== docs.length) {
+        throw new Error(
+          `Meilisearch index ${uid} holds ${stats.numberOfDocuments} documents, expected ${docs.length}; the live index was not changed`,
+        );
+      }
+      out.push({ build: uid, live: lives[kind], firstRun: !(await this.#exists(lives[kind])) });
+    }
+    return out;
   }
 
   #assertOpen(): void {

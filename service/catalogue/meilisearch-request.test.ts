@@ -95,6 +95,7 @@ describe('index settings', () => {
         'q_text_words',
         'quote_length',
         'publish_day',
+        'language',
       ],
       sortableAttributes: [
         'id',
@@ -146,6 +147,8 @@ describe('index settings', () => {
       ),
       ...buildFilter(normaliseFilters({ work_id: ['2'], work_like: ['w'], category: ['c'], genre: ['g'] })),
       ...buildFilter({ ranges: { min_length: 1, max_length: 2, published_from: 3, published_to: 4 } }),
+      ...buildFilter(normaliseFilters({ language: ['fr', 'de'] })),
+      ...buildFilter({ exclude: [1, 2] }),
     ];
     filters.push(
       matchFilter({ filters: { q: ['a', 'b'] } }),

@@ -35,6 +35,7 @@
 import { createHash } from 'node:crypto';
 import type { Settings } from 'meilisearch';
 import {
+  CatalogueUnavailableError,
   type FacetField,
   type Filters,
   fold,
@@ -151,6 +152,8 @@ export const MEILI_SETTINGS = {
     // Range filters compare numbers: the length as stored, the date as its first day's number.
     'quote_length',
     'publish_day',
+    // ISO 639-1 codes, stored as they are compared: lower-case letters, their own facet key.
+    'language',
   ],
   sortableAttributes: [
     'id',
@@ -290,6 +293,7 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       quote_length: quote.quote_length,
       source: quote.source,
       quote: quote.quote,
+      language: quote.language,
       catalogue_version: version,
       author_key: author.key,
       author_sort: author.sort,
@@ -368,6 +372,8 @@ export function buildFilter(filters: Filters): string[] {
   if (some(filters.category)) parts.push(equals('category_key', filters.category.map(facetKey)));
   if (some(filters.genre)) parts.push(equals('genre_keys', filters.genre.map(facetKey)));
   parts.push(...rangeFilter(filters.ranges));
+  if (some(filters.language)) parts.push(equals('language', filters.language.map(facetKey)));
+  if (some(filters.exclude)) parts.push(`NOT ${idsIn('id', [...new Set(filters.exclude)])}`);
   return parts;
 }
 
@@ -533,7 +539,10 @@ export function projectHit(hit: object, fields: readonly QuoteField[] | null): Q
   for (const field of fields ?? QUOTE_FIELDS) {
     const value = source[field];
     if (value === undefined || value === null) {
-      throw new Error(`document ${String(source.id)} of the Meilisearch index has no '${field}'`);
+      // An index built by an earlier release lacks the fields added since: cured by the indexer.
+      throw new CatalogueUnavailableError(
+        `document ${String(source.id)} of the Meilisearch index has no '${field}': run the indexer to rebuild it`,
+      );
     }
     out[field] = value;
   }
@@ -561,6 +570,7 @@ export const FACET_ATTRIBUTES: Record<FacetField, string> = {
   work: 'work_key',
   category: 'category_key',
   genre: 'genre_keys',
+  language: 'language',
 };
 
 /** The body of `POST /indexes/{uid}/search` for facet counts. */

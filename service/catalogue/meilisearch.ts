@@ -25,6 +25,8 @@ import {
   MeilisearchRequestError,
   MeilisearchRequestTimeOutError,
 } from 'meilisearch';
+import type { Directory } from './authors.ts';
+import { MeiliDirectory } from './meilisearch-authors.ts';
 import {
   buildFilter,
   countRequest,
@@ -200,6 +202,37 @@ class MeiliCatalogue implements CatalogueIndex {
 
   recentFailure(): CatalogueUnavailableError | undefined {
     return this.#failure;
+  }
+
+  #directory: MeiliDirectory | undefined;
+
+  /** Authors and works, from the indexes the indexer swaps in with the quotes (meilisearch-authors.ts). */
+  directory(): Directory {
+    this.#directory ??= new MeiliDirectory(
+      {
+        fetch: <T>(index: string, request: FetchRequest) => {
+          const signal = this.#signal(this.#deadline());
+          return this.#call(() =>
+            this.#http.post<FetchResponse<T>>({
+              path: `indexes/${encodeURIComponent(index)}/documents/fetch`,
+              body: request,
+              extraRequestInit: { signal },
+            }),
+          );
+        },
+        search: (request: object) => {
+          const signal = this.#signal(this.#deadline());
+          return this.#call(() =>
+            this.#http.post<{
+              hits: { catalogue_version?: string }[];
+              facetDistribution?: Record<string, Record<string, number>>;
+            }>({ path: this.#searchPath, body: request, extraRequestInit: { signal } }),
+          );
+        },
+      },
+      this.#options.index,
+    );
+    return this.#directory;
   }
 
   info(): Promise<CatalogueInfo> {
@@ -804,6 +837,12 @@ export function toPortError(
         retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
       });
     }
+    if (code !== undefined && OLDER_INDEX_CODES.has(code) && namesNewAttribute(error.message)) {
+      return new CatalogueUnavailableError(
+        `Meilisearch index '${where.index}' lacks attributes this release reads (${code}): run the indexer to rebuild it`,
+        { cause: error },
+      );
+    }
     if (code === 'index_not_found') {
       return new CatalogueUnavailableError(
         `Meilisearch holds no index '${where.index}' yet: run the indexer`,
@@ -828,6 +867,31 @@ export function toPortError(
     });
   }
   return error;
+}
+
+/**
+ * Codes the engine answers to a filter, sort or facet on an attribute its index does not declare.
+ * On an attribute added by a later release ({@link NEWER_ATTRIBUTES}) that means an index built
+ * before it, cured by the indexer (503); on any other attribute, a bug of the request (500).
+ */
+const OLDER_INDEX_CODES = new Set([
+  'invalid_document_filter',
+  'invalid_document_sort',
+  'invalid_search_filter',
+  'invalid_search_sort',
+  'invalid_search_facets',
+]);
+
+/** Attributes an index built by an earlier release lacks. */
+const NEWER_ATTRIBUTES = ['language'];
+
+/**
+ * Whether the attribute an engine message refuses (`Attribute \`language\` is not filterable.
+ * Available…`: the first one it names) is one of {@link NEWER_ATTRIBUTES}.
+ */
+function namesNewAttribute(message: string): boolean {
+  const refused = /`([^`]+)`/.exec(message)?.[1];
+  return refused !== undefined && NEWER_ATTRIBUTES.includes(refused);
 }
 
 /** The system error code behind a failed fetch (ECONNREFUSED, ENOTFOUND...), or its message. */

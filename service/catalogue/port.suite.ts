@@ -491,6 +491,74 @@ export function describeCatalogueBehaviour(
       });
     });
 
+    describe('language', () => {
+      it('every quote carries its language, and a filter on it selects exactly the model matches', async () => {
+        const quote = (await index.get(9, null)) as Quote;
+        expect(quote.language).toBe('fr');
+        for (const values of [['fr'], ['EN'], ['fr', 'en'], ['de'], ['Fr', 'fr']]) {
+          const filters = normaliseFilters({ language: values });
+          const expected = FIXTURE_QUOTES.filter((q) => matches(q, filters)).map((q) => q.id);
+          expect(await listIds(filters), `language=${values.join('&language=')}`).toEqual({
+            ids: expected.sort((a, b) => a - b),
+            total: expected.length,
+          });
+        }
+        expect((await listIds(normaliseFilters({ language: ['fr'] }))).ids).toEqual([9, 33, 250]);
+      });
+
+      it('combines with the other filters (AND)', async () => {
+        const filters = normaliseFilters({ language: ['fr'], author: ['émile zola'] });
+        expect(await listIds(filters)).toEqual({ ids: [9], total: 1 });
+      });
+
+      it('is a facet with exact counts', async () => {
+        const result = await index.facets({ filters: {}, facets: ['language'], limit: 10 });
+        const french = FIXTURE_QUOTES.filter((q) => q.language === 'fr').length;
+        expect(result).toEqual({
+          total: FIXTURE_QUOTES.length,
+          facets: {
+            language: [
+              { value: 'en', count: FIXTURE_QUOTES.length - french },
+              { value: 'fr', count: french },
+            ],
+          },
+        });
+      });
+    });
+
+    describe('random with exclude', () => {
+      it('never draws an excluded id, and draws uniformly among the rest', async () => {
+        const filters = { ...normaliseFilters({ genre: ['gothic'] }), exclude: [3, 110, 999] };
+        const draws = await drawIds(index, filters, 1800);
+        expect([...draws.keys()].sort((a, b) => a - b)).toEqual([6, 23, 56, 97, 150, 211]);
+        // 5 degrees of freedom: P(chi² > 35) ≈ 1e-6 for a uniform draw.
+        expect(chiSquare(draws, 6, 1800)).toBeLessThan(35);
+      });
+
+      it('returns null when every match is excluded', async () => {
+        const filters = { ...normaliseFilters({ author: ['émile zola'] }), exclude: [9, 66] };
+        expect(await index.random(filters, null)).toBeNull();
+        expect(await index.randomSample(filters, null, 5)).toEqual([]);
+      });
+
+      it('draws several distinct quotes, none excluded, all the rest when fewer remain', async () => {
+        const filters = { ...normaliseFilters({ genre: ['gothic'] }), exclude: [3, 6, 23] };
+        for (let i = 0; i < 20; i++) {
+          const ids = (await index.randomSample(filters, ['id'], 10)).map((q) => q.id as number);
+          expect(ids.sort((a, b) => a - b)).toEqual([56, 97, 110, 150, 211]);
+        }
+        const two = (await index.randomSample(filters, ['id'], 2)).map((q) => q.id as number);
+        expect(new Set(two).size).toBe(2);
+        for (const id of two) expect([56, 97, 110, 150, 211]).toContain(id);
+      });
+
+      it('excludes among all quotes without filters', async () => {
+        const all = FIXTURE_QUOTES.map((q) => q.id);
+        const exclude = all.filter((id) => id !== 57);
+        for (let i = 0; i < 5; i++) expect(await index.random({ exclude }, ['id'])).toEqual({ id: 57 });
+      });
+    });
+
     // Last: it replaces the catalogue the tests above read.
     describe('replacement', () => {
       it('serves a rebuilt catalogue under a new version', async () => {

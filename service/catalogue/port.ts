@@ -9,6 +9,8 @@
  */
 
 import { CodedError } from '../coded-error.ts';
+import type { Directory } from './authors.ts';
+import { isLanguageCode, LANGUAGE_EXPECTED } from './language.ts';
 import { inRanges, type Ranges } from './ranges.ts';
 
 /** Every field of a Quote, in the order responses list them. */
@@ -24,6 +26,8 @@ export const QUOTE_FIELDS = [
   'quote_length',
   'source',
   'quote',
+  // Last, so that the fields a profile decides stay adjacent (sqlite-json.ts writes them as one).
+  'language',
 ] as const;
 export type QuoteField = (typeof QUOTE_FIELDS)[number];
 
@@ -40,6 +44,8 @@ export interface Quote {
   quote_length: number;
   source: string;
   quote: string;
+  /** ISO 639-1 code of the language the quote is written in (language.ts). */
+  language: string;
 }
 
 /** A quote projected to the requested fields: exactly those keys, in {@link QUOTE_FIELDS} order. */
@@ -103,6 +109,13 @@ export interface Filters {
   q?: string[];
   /** Bounds on quote_length and on publish_date (as day numbers): see ranges.ts. */
   ranges?: Ranges;
+  /** ISO 639-1 codes (lower case); matches when quote.language equals one of them. */
+  language?: string[];
+  /**
+   * Ids no answer may hold (`/quotes/random?exclude=`): the quotes with them count as not
+   * matching. Only random draws take it; at most {@link MAX_EXCLUDE} ids.
+   */
+  exclude?: number[];
 }
 export const FILTER_NAMES = [
   'author',
@@ -113,6 +126,7 @@ export const FILTER_NAMES = [
   'work_like',
   'category',
   'genre',
+  'language',
 ] as const;
 export type FilterName = (typeof FILTER_NAMES)[number];
 
@@ -166,7 +180,7 @@ export interface CatalogueInfo {
 }
 
 /** Fields `/quotes/facets` counts values of: the text filters' fields. */
-export const FACET_FIELDS = ['author', 'work', 'category', 'genre'] as const;
+export const FACET_FIELDS = ['author', 'work', 'category', 'genre', 'language'] as const;
 export type FacetField = (typeof FACET_FIELDS)[number];
 /** Default and largest number of values listed per facet. */
 export const DEFAULT_FACET_LIMIT = 20;
@@ -266,6 +280,8 @@ export interface CatalogueIndex {
    * than at the next read. Backends without a remote engine leave it out.
    */
   recentFailure?(): CatalogueUnavailableError | undefined;
+  /** Authors and works of the catalogue (authors.ts), from the same catalogue version as the quotes. */
+  directory?(): Directory;
   /** Releases connections, timers and file handles. Idempotent. */
   close(): Promise<void>;
 }
@@ -358,6 +374,9 @@ export function normaliseFilters(raw: RawFilters): Filters {
       case 'author_id':
       case 'work_id':
         filters[name] = distinctInOrder(values.map((v) => parseIdValue(name, v)));
+        break;
+      case 'language':
+        filters.language = distinctInOrder(values.map(parseLanguageValue));
         break;
       case 'author_like':
       case 'work_like':
@@ -468,6 +487,18 @@ function parseIdValue(name: string, value: string): number {
   return Number.isSafeInteger(id) ? id : NO_ID;
 }
 
+/** A `language` value: any case of an ISO 639-1 code, compared in lower case. */
+function parseLanguageValue(value: string): string {
+  const code = value.toLowerCase();
+  if (!isLanguageCode(code)) {
+    throw new QueryError('language', `language must be ${LANGUAGE_EXPECTED}, got '${value.slice(0, 40)}'`);
+  }
+  return code;
+}
+
+/** Most ids `exclude` takes. */
+export const MAX_EXCLUDE = 100;
+
 /** An id no quote has: filters on it match nothing. */
 export const NO_ID = 0;
 
@@ -519,7 +550,9 @@ export function matches(quote: Quote, filters: Filters): boolean {
     has(filters.work_id, (v) => quote.work_id === v) &&
     prefixes(filters.author_like, quote.author) &&
     prefixes(filters.work_like, quote.work) &&
-    inRanges(quote, filters.ranges)
+    inRanges(quote, filters.ranges) &&
+    has(filters.language, (v) => quote.language === v) &&
+    !(filters.exclude ?? []).includes(quote.id)
   );
 }
 

@@ -114,6 +114,7 @@ export function relevanceQuotes(): Quote[] {
     genre: ['novel'],
     publish_date: '1900',
     source: 'https://example.org/1',
+    language: 'en',
   };
   const texts: Array<[number, string]> = [
     [1, 'Nothing here matches at all.'],

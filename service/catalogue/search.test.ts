@@ -40,31 +40,38 @@ describeSearch(
   { phraseFirst: true },
 );
 
-describe('a catalogue file of the format before full-text search', () => {
-  it('keeps serving everything but q, which answers 503 until the indexer rebuilds it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-old-'));
-    const path = join(dir, 'quotes.db');
-    try {
-      const builder = await createSqliteBuilder({ path });
-      await builder.add(relevanceQuotes());
-      await builder.commit();
-      // What a build of the release before q wrote: no search table, format 3.
-      const db = new DatabaseSync(path);
-      db.exec(`DROP TABLE search; UPDATE meta SET value = '3' WHERE key = 'format';`);
-      db.close();
-      const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+describe('a catalogue file of a format before language', () => {
+  it.each([
+    ['3', 'DROP TABLE search; '],
+    ['4', ''],
+  ])(
+    'of format %s is refused, every call answering 503 until the indexer rebuilds it',
+    async (format, drop) => {
+      const dir = await mkdtemp(join(tmpdir(), 'quotes-search-old-'));
+      const path = join(dir, 'quotes.db');
       try {
-        const query: ListQuery = { filters: {}, sort: [], page: 1, limit: 3, fields: ['id'] };
-        expect(await index.list(query)).toEqual({ items: [{ id: 1 }, { id: 2 }, { id: 3 }], total: 7 });
-        const searching = { ...query, filters: { q: ['garden'] } };
-        await expect(index.list(searching)).rejects.toThrow(CatalogueUnavailableError);
-        await expect(index.list({ ...searching, ranked: true })).rejects.toThrow(/run the indexer/);
-        await expect(index.random({ q: ['garden'] }, null)).rejects.toThrow(/run the indexer/);
+        const builder = await createSqliteBuilder({ path });
+        await builder.add(relevanceQuotes());
+        await builder.commit();
+        // What a build of an earlier release wrote: no language column (and, in format 3, no search table).
+        const db = new DatabaseSync(path);
+        db.exec(
+          `${drop}DELETE FROM columns WHERE name IN ('rank_language', 'dictionary_language'); UPDATE meta SET value = '${format}' WHERE key = 'format';`,
+        );
+        db.close();
+        const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+        try {
+          const query: ListQuery = { filters: {}, sort: [], page: 1, limit: 3, fields: ['id'] };
+          await expect(index.list(query)).rejects.toThrow(CatalogueUnavailableError);
+          await expect(index.list(query)).rejects.toThrow(/before quotes had a language: run the indexer/);
+          await expect(index.random({ q: ['garden'] }, null)).rejects.toThrow(/run the indexer/);
+          await expect(index.get(1, null)).rejects.toThrow(CatalogueUnavailableError);
+        } finally {
+          await index.close();
+        }
       } finally {
-        await index.close();
+        await rm(dir, { recursive: true, force: true });
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

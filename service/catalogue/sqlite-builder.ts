@@ -384,6 +384,8 @@ class ProfileTable {
   readonly displayWorks = new Dictionary();
   readonly displayCategories = new Dictionary();
   readonly displayGenres = new Dictionary();
+  readonly languages = new Dictionary();
+  readonly language = new Growable((n) => new Int32Array(n));
   /** Distinct genre sets, as sorted genre codes; a profile refers to one by code. */
   readonly genreSets: number[][] = [];
   readonly authorId = new Growable((n) => new Float64Array(n));
@@ -435,7 +437,8 @@ class ProfileTable {
       this.displayCategories.code(quote.category),
       this.displayGenres.code(JSON.stringify(quote.genre)),
     ];
-    const signature = `${authorId} ${workId} ${codes.join(' ')} ${display.join(' ')}`;
+    const languageCode = this.languages.code(quote.language);
+    const signature = `${authorId} ${workId} ${codes.join(' ')} ${display.join(' ')} ${languageCode}`;
     let profile = this.#profiles.get(signature);
     if (profile === undefined) {
       profile = this.#profiles.size;
@@ -449,6 +452,7 @@ class ProfileTable {
       this.genreSet.push(codes[4]);
       this.date.push(codes[5]);
       for (const [i, code] of display.entries()) this.display[i]?.push(code);
+      this.language.push(languageCode);
     }
     const authorIsNew = !this.#authors.has(authorId);
     if (authorIsNew) this.#authors.add(authorId);
@@ -593,6 +597,15 @@ function writeColumns(quotes: QuoteColumns, profiles: ProfileTable, sink: Column
   sink.dictionary('category', category.sorted);
   sink.dictionary('genre', genre.sorted);
   sink.dictionary('publish_date', date.sorted);
+  const language = profiles.languages.ranks();
+  sink.column(
+    'rank_language',
+    Int32Array.from(
+      { length: profiles.count },
+      (_, i) => language.rankOf[profiles.language.get(i)] as number,
+    ),
+  );
+  sink.dictionary('language', language.sorted);
 }
 
 /** Removes temp files of builds whose process is gone (a crash or a kill mid-build). */

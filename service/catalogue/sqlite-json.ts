@@ -134,7 +134,14 @@ const KEYS_NEXT = new Map<QuoteField, Buffer>(QUOTE_FIELDS.map((f) => [f, Buffer
 const OPENING = Buffer.from('{');
 const COMMA_BYTES = Buffer.from(',');
 
-const CODED_FIELDS: readonly CodedField[] = ['author', 'work', 'category', 'genre', 'publish_date'];
+const CODED_FIELDS: readonly CodedField[] = [
+  'author',
+  'work',
+  'category',
+  'genre',
+  'publish_date',
+  'language',
+];
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;

@@ -40,7 +40,7 @@ import {
 } from './sqlite-schema.ts';
 
 /** Fields whose values are held once per distinct value, and referred to by code. */
-export type CodedField = 'author' | 'work' | 'category' | 'genre' | 'publish_date';
+export type CodedField = 'author' | 'work' | 'category' | 'genre' | 'publish_date' | 'language';
 
 /**
  * Quotes matching a filter set: their profiles (null: all of them) and exact number. A length
@@ -67,7 +67,9 @@ const GATHER_BELOW = 64;
 const COMPARE_BELOW = 24;
 
 /** One filter as ranks of one key; `genre_set` is the any-element genre filter. */
-type ConstraintKey = ProfileKey | 'genre_set';
+type ConstraintKey = ProfileKey | 'genre_set' | 'language';
+/** Profile fields a filter reads by rank: the profile sort keys and `language`. */
+type RankedKey = ProfileKey | 'language';
 
 /** Words of author names or work titles in code point order, each with its entities' ranks (CSR). */
 interface WordIndex {
@@ -90,11 +92,11 @@ export class CatalogueColumns {
   readonly #c: Columns;
   readonly #profileCount: number;
   readonly #dictionaries: Record<TextDictionary, string[]>;
-  readonly #groups: Record<ProfileKey, Groups>;
+  readonly #groups: Record<RankedKey, Groups>;
   readonly #genreMembers: Groups;
   /** Prefix sums of quotes per length rank: the runs of `length_order`. */
   readonly #lengthCumulative: Float64Array;
-  readonly #ranks: Record<ProfileKey, Int32Array>;
+  readonly #ranks: Record<RankedKey, Int32Array>;
   readonly #words: Record<'author' | 'work', WordIndex>;
   /** Display strings by code, genre arrays parsed once. */
   readonly #display: { author: string[]; work: string[]; category: string[]; genre: string[][] };
@@ -147,14 +149,21 @@ export class CatalogueColumns {
       genre: dictionaries.genre.length,
       publish_date: dictionaries.publish_date.length,
     };
-    const ranks = {} as Record<ProfileKey, Int32Array>;
-    const groups = {} as Record<ProfileKey, Groups>;
+    const ranks = {} as Record<RankedKey, Int32Array>;
+    const groups = {} as Record<RankedKey, Groups>;
     for (const key of PROFILE_KEYS) {
       const rank = columns[rankColumn(key)];
       expect(rank.length === p, `${rankColumn(key)} does not match the profiles`);
       ranks[key] = rank;
       groups[key] = this.#groupProfiles(sizes[key], null, rank);
     }
+    expect(columns.rank_language.length === p, 'rank_language does not match the profiles');
+    expect(
+      allBelow(columns.rank_language, dictionaries.language.length),
+      'rank_language is out of its dictionary',
+    );
+    ranks.language = columns.rank_language;
+    groups.language = this.#groupProfiles(dictionaries.language.length, null, columns.rank_language);
     this.#ranks = ranks;
     this.#groups = groups;
     this.#genreMembers = this.#groupProfiles(sizes.genre, columns.genre_set_start, columns.genre_set);
@@ -334,6 +343,7 @@ export class CatalogueColumns {
     if (present(filters.work)) add('work', texts('work', filters.work));
     if (present(filters.category)) add('category', texts('category', filters.category));
     if (present(filters.genre)) add('genre_set', texts('genre', filters.genre));
+    if (present(filters.language)) add('language', texts('language', filters.language));
     if (present(filters.author_id)) add('author_id', numbers(this.#c.author_ids, filters.author_id));
     if (present(filters.work_id)) add('work_id', numbers(this.#c.work_ids, filters.work_id));
     if (present(filters.author_like)) add('author_id', this.#likeRanks('author', filters.author_like));
@@ -572,6 +582,11 @@ export class CatalogueColumns {
     return this.#display.category[this.code(ord, 'category')] as string;
   }
 
+  /** The ISO 639-1 code of the quote's language. */
+  language(ord: number): string {
+    return this.#dictionaries.language[this.code(ord, 'language')] as string;
+  }
+
   /** The genre list as written; a fresh array the caller may keep. */
   genre(ord: number): string[] {
     return (this.#display.genre[this.code(ord, 'genre')] as string[]).slice();
@@ -582,6 +597,7 @@ export class CatalogueColumns {
    * {@link code} returns for a quote: what the JSON writer pre-escapes once per file.
    */
   displayValues(field: CodedField): readonly (string | readonly string[])[] {
+    if (field === 'language') return this.#dictionaries.language;
     return field === 'publish_date' ? this.#dictionaries.publish_date : this.#display[field];
   }
 
@@ -599,13 +615,15 @@ export class CatalogueColumns {
         return this.#c.display_genre[profile] as number;
       case 'publish_date':
         return this.#ranks.publish_date[profile] as number;
+      case 'language':
+        return this.#ranks.language[profile] as number;
     }
   }
 
   // What facet counts read (sqlite-facets.ts).
 
   /** The folded values of a text key in rank order (code point order): rank → value. */
-  foldedValues(key: 'author' | 'work' | 'category' | 'genre'): readonly string[] {
+  foldedValues(key: 'author' | 'work' | 'category' | 'genre' | 'language'): readonly string[] {
     return this.#dictionaries[key];
   }
 
@@ -622,11 +640,11 @@ export class CatalogueColumns {
   // Internals shared with PageReader.
 
   /** Rank → profiles of a profile key, with exact group sizes. */
-  groups(key: ProfileKey): Groups {
+  groups(key: RankedKey): Groups {
     return this.#groups[key];
   }
 
-  ranks(key: ProfileKey): Int32Array {
+  ranks(key: RankedKey): Int32Array {
     return this.#ranks[key];
   }
 

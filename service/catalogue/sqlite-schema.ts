@@ -49,7 +49,12 @@ export const SEARCH_TABLE = 'search';
 const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(text, meta, content='', tokenize='ascii', prefix='4 6');`;
 
 /** Bumped when the file layout changes; readers refuse other formats. */
-export const SCHEMA_FORMAT = '4';
+export const SCHEMA_FORMAT = '5';
+/**
+ * The format before `language` (4), and the one before the search table (3): refused, since no
+ * quote of them could be answered whole; the message says to run the indexer.
+ */
+export const FORMATS_WITHOUT_LANGUAGE: ReadonlySet<string> = new Set(['3', '4']);
 /**
  * The format before the search table: read as well, so that a service upgraded before its file
  * is rebuilt keeps serving everything but `q` (which answers 503 until the indexer runs).
@@ -88,6 +93,7 @@ export type TextDictionary =
   | 'publish_date'
   | 'author_words'
   | 'work_words'
+  | 'language'
   | DisplayField;
 export type DisplayField = 'display_author' | 'display_work' | 'display_category' | 'display_genre';
 export const DISPLAY_FIELDS: readonly DisplayField[] = [
@@ -104,6 +110,7 @@ export const TEXT_DICTIONARIES: readonly TextDictionary[] = [
   'publish_date',
   'author_words',
   'work_words',
+  'language',
   ...DISPLAY_FIELDS,
 ];
 
@@ -149,6 +156,11 @@ export const COLUMN_TYPES = {
   author_ids: Float64Array,
   work_ids: Float64Array,
   lengths: Float64Array,
+  /**
+   * Per profile: the rank of its language code in the `language` dictionary (codes ascending).
+   * A profile field, though no sort key: codes are their own folded and display form.
+   */
+  rank_language: Int32Array,
 } as const;
 export type ColumnName = keyof typeof COLUMN_TYPES;
 export type Columns = {

@@ -220,6 +220,7 @@ function workLevelQuotes(count: number): Quote[] {
       quote_length: codePointLength(text),
       source: `https://example.org/works/${work.id}`,
       quote: text,
+      language: work.id % 3 === 0 ? 'fr' : 'en',
     };
   });
 }

@@ -20,6 +20,7 @@
 import { statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import type { AuthorEntry, Directory, DirectoryPage, DirectoryQuery, WorkEntry } from './authors.ts';
 import {
   type CatalogueIndex,
   type CatalogueInfo,
@@ -39,6 +40,7 @@ import {
   type QuoteProjection,
 } from './port.ts';
 import { hasRanges, rangesKey } from './ranges.ts';
+import { SqliteDirectory } from './sqlite-authors.ts';
 import { FacetCounter } from './sqlite-facets.ts';
 import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './sqlite-json.ts';
 import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
@@ -48,6 +50,7 @@ import {
   type Columns,
   dictionaryColumn,
   FORMAT_WITHOUT_SEARCH,
+  FORMATS_WITHOUT_LANGUAGE,
   META_COUNT,
   META_ENDIANNESS,
   META_FORMAT,
@@ -164,6 +167,23 @@ export class SqliteCatalogue implements CatalogueIndex {
   async facets(query: FacetQuery): Promise<FacetResult> {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.facets(query));
+  }
+
+  directory(): Directory {
+    const on = <T>(read: (snapshot: Snapshot) => T): Promise<T> => {
+      try {
+        const snapshot = this.#snapshot();
+        return Promise.resolve(guard(() => read(snapshot)));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
+    return {
+      authors: (query) => on((s) => s.authors(query)),
+      works: (query) => on((s) => s.works(query)),
+      author: (id) => on((s) => s.directory.author(id)),
+      work: (id) => on((s) => s.directory.work(id)),
+    };
   }
 
   /**
@@ -298,6 +318,11 @@ class Snapshot {
       meta.set(String(row.key), String(row.value));
     }
     const format = meta.get(META_FORMAT);
+    if (format !== undefined && FORMATS_WITHOUT_LANGUAGE.has(format)) {
+      throw new Error(
+        `the file (format ${format}) was built before quotes had a language: run the indexer to rebuild it`,
+      );
+    }
     if (format !== SCHEMA_FORMAT && format !== FORMAT_WITHOUT_SEARCH) {
       throw new Error(`file format ${format ?? 'unknown'} is not the supported format ${SCHEMA_FORMAT}`);
     }
@@ -418,10 +443,20 @@ class Snapshot {
   }
 
   #randomOrd(filters: Filters): number | null {
-    const selection = this.#select(filters);
-    if (filters.q === undefined) return this.#columns.randomOrd(selection, randomInt);
-    const matches = this.#search.matches(filters.q, selection);
-    return matches.length === 0 ? null : (matches[randomInt(matches.length)] as number);
+    let selection = this.#select(filters);
+    if (filters.q !== undefined) {
+      const matches = this.#search.matches(filters.q, selection);
+      selection = { profiles: new Int32Array(0), total: matches.length, ords: matches };
+    }
+    const excluded = this.#excludedMatches(filters.exclude, selection);
+    if (excluded.size >= selection.total) return null;
+    // Draws until one is not excluded: uniform among the rest, and at most 100 ids are excluded,
+    // so the expected number of draws stays small (total / (total - excluded)).
+    for (;;) {
+      const ord = this.#columns.randomOrd(selection, randomInt);
+      if (ord === null) return null;
+      if (!excluded.has(ord)) return ord;
+    }
   }
 
   randomSample(filters: Filters, fields: readonly QuoteField[] | null, count: number): QuoteProjection[] {
@@ -430,8 +465,35 @@ class Snapshot {
       const matches = this.#search.matches(filters.q, selection);
       selection = { profiles: new Int32Array(0), total: matches.length, ords: matches };
     }
-    const ords = this.#columns.sampleOrds(selection, count, randomInt);
+    const excluded = this.#excludedMatches(filters.exclude, selection);
+    // A uniform ordered draw among all matches, with the excluded ones dropped, is a uniform ordered
+    // draw among the rest: drawing `excluded.size` more keeps `count` of them whenever enough remain.
+    const drawn = this.#columns.sampleOrds(selection, count + excluded.size, randomInt);
+    const ords = drawn.filter((ord) => !excluded.has(ord)).slice(0, count);
     return ords.length === 0 ? [] : this.#project(ords, fields ?? QUOTE_FIELDS);
+  }
+
+  /** The ords of the excluded ids that are among the selection's quotes. */
+  #excludedMatches(exclude: readonly number[] | undefined, selection: Selection): Set<number> {
+    if (exclude === undefined || exclude.length === 0) return new Set();
+    const ids = [...new Set(exclude)].sort((a, b) => a - b);
+    return new Set(this.#columns.within(this.#columns.ordsOfIds(ids), selection));
+  }
+
+  #directory: SqliteDirectory | undefined;
+
+  /** Authors and works of this file, gathered on first use. */
+  get directory(): SqliteDirectory {
+    this.#directory ??= new SqliteDirectory(this.#columns);
+    return this.#directory;
+  }
+
+  authors(query: DirectoryQuery): DirectoryPage<AuthorEntry> {
+    return this.directory.authors(this.#select(query.filters), query.filters, query);
+  }
+
+  works(query: DirectoryQuery): DirectoryPage<WorkEntry> {
+    return this.directory.works(this.#select(query.filters), query.filters, query);
   }
 
   /** The quotes matching a filter set (all but `q`), remembered per canonical filter set. */
@@ -488,6 +550,9 @@ class Snapshot {
             break;
           case 'genre':
             out.genre = columns.genre(ord);
+            break;
+          case 'language':
+            out.language = columns.language(ord);
             break;
           default:
             out[field] = text(ord, field);

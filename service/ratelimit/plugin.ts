@@ -65,13 +65,21 @@ declare module 'fastify' {
   }
 }
 
-/** The quote paths: `/quotes`, `/quotes/…` and `/api/v1/quotes`. */
+/** The quote paths: `/quotes`, `/quotes/…` and `/api/v1/quotes`; and `/authors`, `/works` and their ids. */
 export function isQuotePath(path: string): boolean {
   return (
+    isDirectoryPath(path) ||
     path === '/quotes' ||
     path.startsWith('/quotes/') ||
     path === '/api/v1/quotes' ||
     path.startsWith('/api/v1/quotes/')
+  );
+}
+
+/** `/authors`, `/works` and what lies below them: counted as the quote paths are. */
+function isDirectoryPath(path: string): boolean {
+  return (
+    path === '/authors' || path.startsWith('/authors/') || path === '/works' || path.startsWith('/works/')
   );
 }
 

@@ -630,6 +630,8 @@ describe('/health, /ready and the docs', () => {
     expect(doc.info.version).toBe(pkg.version);
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/v1/quotes',
+      '/authors',
+      '/authors/{id}',
       '/health',
       '/quotes',
       '/quotes/facets',
@@ -637,6 +639,8 @@ describe('/health, /ready and the docs', () => {
       '/quotes/today',
       '/quotes/{id}',
       '/ready',
+      '/works',
+      '/works/{id}',
     ]);
     expect(doc.components.securitySchemes.basicAuth).toMatchObject({ type: 'http', scheme: 'basic' });
     expect(doc.components.securitySchemes.bypassAuth).toMatchObject({
@@ -654,6 +658,7 @@ describe('/health, /ready and the docs', () => {
       'work_like',
       'category',
       'genre',
+      'language',
       'q',
       'min_length',
       'max_length',

@@ -269,7 +269,7 @@ describe('invalid parameters', () => {
     ['page=first', "page must be an integer ≥ 1, got 'first'"],
     [
       'title=x',
-      /^unknown parameter 'title'; \/quotes accepts author, author_id, author_like, work, work_id, work_like, category, genre, min_length, max_length, published_from, published_to, q, sort, order, page, limit, fields$/,
+      /^unknown parameter 'title'; \/quotes accepts author, author_id, author_like, work, work_id, work_like, category, genre, language, min_length, max_length, published_from, published_to, q, sort, order, page, limit, fields$/,
     ],
     ['Author=x', /^unknown parameter 'Author'/],
     ['constructor=x', /^unknown parameter 'constructor'/],

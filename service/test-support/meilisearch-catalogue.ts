@@ -54,7 +54,9 @@ export async function buildMeiliCatalogue(
       MEILI_API_KEY: serviceKey.key,
     },
     async remove() {
-      await admin.deleteIndex(live).waitTask({ timeout: 30_000 });
+      for (const uid of [live, `${live}_authors`, `${live}_works`]) {
+        await admin.deleteIndex(uid).waitTask({ timeout: 30_000 });
+      }
       for (const key of keys) await admin.deleteKey(key.uid);
     },
   };

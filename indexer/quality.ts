@@ -1,0 +1,123 @@
+/**
+ * Data-quality checks across records, beside the contract's own rules (validate.ts): the faults
+ * that creep into every catalogue assembled from several sources.
+ *
+ * - The same quote twice: the same folded text by the same (folded) author, whatever its id.
+ * - One author spelled two ways: two names with the same folded form (`Charlotte Brontë` and
+ *   `Charlotte Bronte`), which the contract's rules let through under two author_ids.
+ * - One work spelled two ways: two titles with the same folded form by the same author.
+ * - One work under two authors: the same folded title with the same source (the work's text or
+ *   record) credited to two authors. A title alone does not say it: many authors wrote `Poems`.
+ *
+ * Each fault is reported on the later record, naming the earlier one, as a {@link Problem} like
+ * the validator's. Memory stays small at a million quotes: quotes are remembered by a 53-bit
+ * digest of their folded text and author (a false match needs two different quotes with the same
+ * digest, about one chance in 20,000 for a million quotes), names and titles by their folded forms.
+ */
+import { createHash } from 'node:crypto';
+import { fold, type Quote } from '../service/catalogue/port.ts';
+import type { Problem } from './validate.ts';
+
+interface Spelling {
+  display: string;
+  record: number;
+}
+
+interface WorkCredit {
+  author: string;
+  record: number;
+}
+
+/** Checks records in file order; {@link QualityChecker.check} returns the faults of each. */
+export class QualityChecker {
+  /** Digest of (folded text, folded author) → the first record holding that quote. */
+  readonly #quotes = new Map<number, number>();
+  readonly #authors = new Map<string, Spelling>();
+  /** `folded author \0 folded title` → the first spelling of the title. */
+  readonly #works = new Map<string, Spelling>();
+  /** `folded title \0 source` → the author first credited with it. */
+  readonly #credits = new Map<string, WorkCredit>();
+  /** Line of each record that was checked (0: unknown), to name the earlier record fully. */
+  #lines = new Int32Array(1024);
+
+  /** The faults of one valid quote against the records checked before it. */
+  check(quote: Quote, record: number, line?: number): Problem[] {
+    this.#remember(record, line);
+    const problems: Problem[] = [];
+    const fail = (field: string, message: string) => {
+      const problem: Problem = { record, field, message };
+      if (line !== undefined) problem.line = line;
+      problems.push(problem);
+    };
+    const author = fold(quote.author);
+    const work = fold(quote.work);
+
+    const spelledAuthor = this.#authors.get(author);
+    if (spelledAuthor === undefined) this.#authors.set(author, { display: quote.author, record });
+    else if (spelledAuthor.display !== quote.author) {
+      fail(
+        'author',
+        `${show(quote.author)} is the author ${show(spelledAuthor.display)} of ${this.#where(spelledAuthor.record)} spelled another way (the same folded name)`,
+      );
+    }
+
+    const workKey = `${author}\u0000${work}`;
+    const spelledWork = this.#works.get(workKey);
+    if (spelledWork === undefined) this.#works.set(workKey, { display: quote.work, record });
+    else if (spelledWork.display !== quote.work) {
+      fail(
+        'work',
+        `${show(quote.work)} is the work ${show(spelledWork.display)} of ${this.#where(spelledWork.record)} spelled another way (the same folded title by the same author)`,
+      );
+    }
+
+    const creditKey = `${work}\u0000${quote.source}`;
+    const credit = this.#credits.get(creditKey);
+    if (credit === undefined) this.#credits.set(creditKey, { author, record });
+    else if (credit.author !== author) {
+      fail(
+        'author',
+        `the work ${show(quote.work)} (source ${show(quote.source)}) is credited to ${show(quote.author)} here and to another author in ${this.#where(credit.record)}`,
+      );
+    }
+
+    const digest = quoteDigest(quote.quote, author);
+    const first = this.#quotes.get(digest);
+    if (first === undefined) this.#quotes.set(digest, record);
+    else {
+      fail(
+        'quote',
+        `the same quote by ${show(quote.author)} as ${this.#where(first)} (the same folded text and author)`,
+      );
+    }
+    return problems;
+  }
+
+  #remember(record: number, line: number | undefined): void {
+    if (record >= this.#lines.length) {
+      let size = this.#lines.length * 2;
+      while (size <= record) size *= 2;
+      const grown = new Int32Array(size);
+      grown.set(this.#lines);
+      this.#lines = grown;
+    }
+    this.#lines[record] = line ?? 0;
+  }
+
+  /** `record 3 (line 12)`: how a problem names the earlier record. */
+  #where(record: number): string {
+    const line = this.#lines[record] ?? 0;
+    return line === 0 ? `record ${record}` : `record ${record} (line ${line})`;
+  }
+}
+
+/** A 53-bit digest of a quote's folded text and folded author, exact as a JavaScript number. */
+function quoteDigest(text: string, foldedAuthor: string): number {
+  const hash = createHash('sha1').update(fold(text)).update('\u0000').update(foldedAuthor).digest();
+  return hash.readUIntBE(0, 6) * 32 + ((hash[6] as number) >> 3);
+}
+
+function show(value: string): string {
+  const json = JSON.stringify(value);
+  return json.length > 80 ? `${json.slice(0, 77)}...` : json;
+}
