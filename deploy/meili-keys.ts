@@ -64,9 +64,10 @@ export function keySpecs(index: string): KeySpec[] {
       name: `${index}-indexer`,
       description: `Indexer of ${index}: builds ${index}_build_* indexes and swaps them in`,
       actions: [...INDEXER_KEY_ACTIONS],
-      // All indexes, not `${index}*`: a key limited to some indexes cannot see the swap task
-      // (meilisearch/meilisearch#4103), and the indexer must check that the swap succeeded.
-      indexes: ['*'],
+      // Its own indexes only: the live one, its builds and its authors and works all begin with
+      // the live index's name. Such a key cannot see the swap task (meilisearch/meilisearch#4103);
+      // the indexer settles the swap without it (meilisearch-builder.ts, #settleHiddenSwap).
+      indexes: [`${index}*`],
     },
     {
       file: 'search.key',

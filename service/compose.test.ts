@@ -338,13 +338,13 @@ async function keysApi(initial: FakeKey[]) {
 }
 
 describe('the key step', () => {
-  it('creates an admin-scoped indexer key and a read-only service key scoped to the live index', async () => {
+  it("creates an indexer key and a read-only service key, each scoped to its catalogue's indexes", async () => {
     const api = await keysApi([]);
     try {
       const values = await ensureKeys(new Meilisearch({ host: api.host, apiKey: 'master' }), 'quotes');
       expect(Object.fromEntries(values)).toEqual({ 'indexer.key': 'key-1', 'search.key': 'key-2' });
       expect(api.keys.map(({ name, actions, indexes }) => ({ name, actions, indexes }))).toEqual([
-        { name: 'quotes-indexer', actions: [...INDEXER_KEY_ACTIONS], indexes: ['*'] },
+        { name: 'quotes-indexer', actions: [...INDEXER_KEY_ACTIONS], indexes: ['quotes*'] },
         {
           name: 'quotes-search',
           actions: [...SERVICE_KEY_ACTIONS],
@@ -364,7 +364,7 @@ describe('the key step', () => {
         key: 'kept',
         name: 'quotes-indexer',
         actions: [...INDEXER_KEY_ACTIONS].reverse(),
-        indexes: ['*'],
+        indexes: ['quotes*'],
       },
       { uid: 'b', key: 'too-wide', name: 'quotes-search', actions: ['search'], indexes: ['*'] },
     ]);
@@ -376,6 +376,26 @@ describe('the key step', () => {
         'DELETE /keys/b',
         'POST /keys',
       ]);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('re-creates an indexer key of an earlier release that reached every index', async () => {
+    const api = await keysApi([
+      {
+        uid: 'a',
+        key: 'all-indexes',
+        name: 'quotes-indexer',
+        actions: [...INDEXER_KEY_ACTIONS],
+        indexes: ['*'],
+      },
+    ]);
+    try {
+      const values = await ensureKeys(new Meilisearch({ host: api.host, apiKey: 'master' }), 'quotes');
+      expect(values.get('indexer.key')).not.toBe('all-indexes');
+      expect(api.log.map((line) => line.split(' ').slice(0, 2).join(' '))).toContain('DELETE /keys/a');
+      expect(api.keys.find((k) => k.name === 'quotes-indexer')?.indexes).toEqual(['quotes*']);
     } finally {
       await api.close();
     }

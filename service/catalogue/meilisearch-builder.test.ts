@@ -408,7 +408,7 @@ describe('the Meilisearch build protocol', () => {
     const limit = Math.max(...sizes.filter((_, i) => i !== 4)) * 2 + 1;
     expect(sizes[4]).toBeGreaterThan(limit);
     await index(engine, quotes, { maxBatchBytes: limit });
-    const batches = engine.calls.filter((c) => c.path.endsWith('/documents'));
+    const batches = engine.calls.filter((c) => /^\/indexes\/quotes_build_[^/]+\/documents$/.test(c.path));
     const bodies = batches.map((c) => c.body);
     // Every batch but the long quote's own fits the limit, and none could have taken the next line.
     bodies.forEach((body, i) => {
@@ -684,6 +684,25 @@ describe.skipIf(skip !== undefined)(
       expect(replaced[0]?.key).toBe(again.get('search.key'));
     });
 
+    it('keeps the indexer key to its own catalogue: it can neither create nor delete another index', async () => {
+      await admin.createIndex('other_app').waitTask();
+      const keys = await ensureKeys(admin, 'scoped_a');
+      const indexer = new Meilisearch({ host: real.host, apiKey: keys.get('indexer.key'), timeout: 10_000 });
+      await expect(indexer.deleteIndex('other_app')).rejects.toThrow(MeilisearchApiError);
+      await expect(indexer.createIndex('other_app_2')).rejects.toThrow(MeilisearchApiError);
+      await expect(indexer.index('other_app').getStats()).rejects.toThrow(MeilisearchApiError);
+      const uids = (await admin.getRawIndexes({ limit: 1000 })).results.map((i) => i.uid);
+      expect(uids).toContain('other_app');
+      expect(uids).not.toContain('other_app_2');
+      // Its own catalogue, built and swapped in with the same key, goes live.
+      const info = await build(keys.get('indexer.key') as string, 'scoped_a', TEN);
+      expect(await idsIn('scoped_a')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
+      expect(
+        (await admin.index('scoped_a').getDocuments<{ catalogue_version: string }>({ limit: 1 })).results[0]
+          ?.catalogue_version,
+      ).toBe(info.version);
+    });
+
     it('builds with the indexer key: renamed into place first, swapped in later, the old one deleted', async () => {
       const keys = await ensureKeys(admin, 'swap_a');
       const indexer = keys.get('indexer.key') as string;
@@ -737,7 +756,11 @@ describe.skipIf(skip !== undefined)(
     it('lets the service key read its index and nothing else: no write, no other index', async () => {
       const keys = await ensureKeys(admin, 'scope_a');
       await build(keys.get('indexer.key') as string, 'scope_a', TEN);
-      await build(keys.get('indexer.key') as string, 'scope_other', OTHER);
+      await build(
+        (await ensureKeys(admin, 'scope_other')).get('indexer.key') as string,
+        'scope_other',
+        OTHER,
+      );
       const service = new Meilisearch({ host: real.host, apiKey: keys.get('search.key'), timeout: 10_000 });
       const own = service.index('scope_a');
       expect((await own.getDocuments({ filter: 'author_id > 0', limit: 0 })).total).toBe(10);

@@ -246,7 +246,9 @@ class MeiliBuilder implements CatalogueBuilder {
         ),
       ]),
     );
-    await this.#wait(swap, what).catch((error: unknown) => this.#confirmSwap(swap.taskUid, error));
+    await this.#wait(swap, what).catch((error: unknown) =>
+      hiddenTask(error) ? this.#settleHiddenSwap(what) : this.#confirmSwap(swap.taskUid, error),
+    );
     this.#swapped = true;
     for (const { build, firstRun: first } of directory) {
       if (first) continue;
@@ -275,6 +277,40 @@ class MeiliBuilder implements CatalogueBuilder {
       'Meilisearch catalogue swapped in',
     );
     return { version: this.#version, count: this.#count };
+  }
+
+  /**
+   * Settles a swap whose task this key may not read: a key limited to the catalogue's own
+   * indexes does not see swap tasks. The engine runs tasks in the order they were enqueued, so
+   * once a marker index created after the swap exists, the swap has run; the live index then
+   * holds this build's documents, or the swap failed.
+   */
+  async #settleHiddenSwap(what: string): Promise<void> {
+    const marker = `${this.#buildUid}_swapped`;
+    await this.#run(`create the marker index ${marker}`, () => this.#client.createIndex(marker));
+    await this.#run(`delete the marker index ${marker}`, () => this.#client.deleteIndex(marker)).catch(
+      (error: unknown) => {
+        this.#options.logger?.warn(
+          { index: marker, err: String(error) },
+          'a marker index could not be deleted',
+        );
+      },
+    );
+    const live = this.#options.index;
+    const { hits } = await this.#call(`read the version of ${live}`, () =>
+      this.#client.index<MeiliQuoteDocument>(live).search(null, {
+        limit: 1,
+        attributesToRetrieve: ['catalogue_version'],
+      }),
+    ).catch(() => ({ hits: [] as Partial<MeiliQuoteDocument>[] }));
+    if (hits[0]?.catalogue_version !== this.#version) {
+      throw new MeiliTaskError(
+        `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
+        {
+          ended: true,
+        },
+      );
+    }
   }
 
   /**
@@ -528,4 +564,10 @@ class MeiliBuilder implements CatalogueBuilder {
   #assertOpen(): void {
     if (this.#finished) throw new Error('this Meilisearch build is already committed or aborted');
   }
+}
+
+/** The engine refused to show a task: the key is limited to some indexes and the task spans several. */
+function hiddenTask(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause instanceof MeilisearchApiError && cause.cause?.code === 'task_not_found';
 }
