@@ -2,7 +2,7 @@
  * The documentation's examples, run: every `curl` in a fenced block of the README and of docs/
  * goes to a service started as `npm start` starts it (the embedded engine, the bundled catalogue,
  * the development user), with the host and port rewritten, and must get the status its text
- * states: a `→ 404` in its comment, else the `HTTP/1.1 304` line shown after it, else 200. A block
+ * states: a `→ 404` or a leading `# 404` in its comment, else the `HTTP/1.1 304` line shown after it, else 200. A block
  * preceded by `<!-- examples need: … -->` needs what the comment names (Docker Compose, a
  * Meilisearch engine) and is skipped with that reason. The links between the pages, and the
  * sections of docs/ that the code's comments cite, must lead somewhere.
@@ -69,7 +69,10 @@ function curlsOf(page: string, block: string[], firstLine: number, needs: string
       if (code.includes('curl ')) setup.push(code);
       continue;
     }
-    const stated = /→\s*(\d{3})/.exec(comment)?.[1] ?? shownStatus(block.slice(j + 1));
+    const stated =
+      /→\s*(\d{3})/.exec(comment)?.[1] ??
+      /^(\d{3})\b/.exec(comment.trim())?.[1] ??
+      shownStatus(block.slice(j + 1));
     examples.push({
       page,
       line: firstLine + start,
