@@ -81,8 +81,11 @@ export function seededRandom(seed: number): Random {
   };
 }
 
-/** Sort keys the mix draws: every field but the texts, and `id`, which ends every sort anyway. */
-const SORTABLE = QUOTE_FIELDS.filter((field) => !['id', 'source', 'quote'].includes(field));
+/**
+ * Sort keys the mix draws: every field but the texts, the language (not a sort key), and `id`,
+ * which ends every sort anyway.
+ */
+const SORTABLE = QUOTE_FIELDS.filter((field) => !['id', 'source', 'quote', 'language'].includes(field));
 const V1_ORDER = ['author', 'work', 'genre', 'publish_date', 'quote_length'];
 const LIMITS = [5, 10, 20, 50, 100];
 const FIELD_SETS = ['id,author,quote', 'author,work,genre', 'quote', 'id,publish_date,quote_length,source'];
