@@ -43,6 +43,7 @@ import {
   pageRequest,
   pickRequest,
   projectHit,
+  rangeFilter,
   SAMPLE_SCAN,
   SHALLOW_OFFSET,
   sampleByIdsRequest,
@@ -242,7 +243,11 @@ class MeiliCatalogue implements CatalogueIndex {
     return info;
   }
 
-  async list(query: ListQuery): Promise<ListResult> {
+  list(query: ListQuery): Promise<ListResult> {
+    return withRangeFields(query.filters, this.#list(query));
+  }
+
+  async #list(query: ListQuery): Promise<ListResult> {
     if (query.filters.q !== undefined) return this.#searchList(query);
     const deadline = this.#deadline();
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
@@ -312,7 +317,11 @@ class MeiliCatalogue implements CatalogueIndex {
     return projectHit(document, fields);
   }
 
-  async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+  random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+    return withRangeFields(filters, this.#random(filters, fields));
+  }
+
+  async #random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
     if (filters.q !== undefined) return this.#searchRandom(filters, fields);
     const deadline = this.#deadline();
     const filter = filterExpression(buildFilter(filters));
@@ -341,7 +350,11 @@ class MeiliCatalogue implements CatalogueIndex {
    * folded values (decoded, or read from a document for a digest key), and the values listed get
    * their display spelling from the lowest-id quote holding them, remembered per catalogue.
    */
-  async facets(query: FacetQuery): Promise<FacetResult> {
+  facets(query: FacetQuery): Promise<FacetResult> {
+    return withRangeFields(query.filters, this.#facets(query));
+  }
+
+  async #facets(query: FacetQuery): Promise<FacetResult> {
     const deadline = this.#deadline();
     const filter =
       query.filters.q === undefined ? filterExpression(buildFilter(query.filters)) : matchFilter(query);
@@ -571,7 +584,15 @@ class MeiliCatalogue implements CatalogueIndex {
    * per run of nearby offsets, all at once. Every read names the build that answered it, and a
    * draw that saw two builds (a catalogue swapped in meanwhile) is drawn again.
    */
-  async randomSample(
+  randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]> {
+    return withRangeFields(filters, this.#randomSample(filters, fields, count));
+  }
+
+  async #randomSample(
     filters: Filters,
     fields: readonly QuoteField[] | null,
     count: number,
@@ -751,6 +772,32 @@ async function withSearchFields<T>(search: Promise<T>): Promise<T> {
     if (error instanceof MeilisearchApiError && NO_SEARCH_FIELDS.has(error.cause?.code ?? '')) {
       throw new CatalogueUnavailableError(
         'the Meilisearch index has no full-text search fields (built by an earlier release): run the indexer',
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/** The attributes range filters compare, which an index built before them cannot filter on. */
+const RANGE_ATTRIBUTES = ['quote_length', 'publish_day'];
+
+/**
+ * A call with range filters on an index built by a release before them: the engine refuses the
+ * filter (400), which is not a bug of the request but an index to rebuild, so 503, saying so.
+ */
+async function withRangeFields<T>(filters: Filters, call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (
+      rangeFilter(filters.ranges).length > 0 &&
+      error instanceof MeilisearchApiError &&
+      ['invalid_document_filter', 'invalid_search_filter'].includes(error.cause?.code ?? '') &&
+      RANGE_ATTRIBUTES.some((attribute) => error.message.includes(`\`${attribute}\``))
+    ) {
+      throw new CatalogueUnavailableError(
+        'the Meilisearch index cannot filter ranges (built by an earlier release): run the indexer',
         { cause: error },
       );
     }
