@@ -505,6 +505,14 @@ export function getRequest(
 }
 
 /**
+ * The lowest (`asc`) or highest (`desc`) id of the catalogue, with the total and the build that
+ * answered: sorted by id with no filter, the engine reads the first value of the id's facet.
+ */
+export function idEndRequest(direction: 'asc' | 'desc'): FetchRequest {
+  return { sort: [`id:${direction}`], offset: 0, limit: 1, fields: ['id', 'catalogue_version'] };
+}
+
+/**
  * `info`: the catalogue size (exact) and, from any one document, the version its build wrote.
  * One request, so both come from the same catalogue even during a swap.
  */

@@ -728,12 +728,63 @@ describe('the read protocol', () => {
         ? { status: 200, json: fetched([], 1, body.offset, 1) }
         : { status: 200, json: fetched([{ id: 7 }], 1, body.offset, 1) };
     });
-    expect(await open(engine.host).random({}, ['id'])).toEqual({ id: 7 });
+    expect(await open(engine.host).random(normaliseFilters({ genre: ['gothic'] }), ['id'])).toEqual({
+      id: 7,
+    });
     expect(engine.requests.map((r) => (r.body as { offset: number }).offset)).toEqual([
       0,
       expect.any(Number),
       0,
     ]);
+  });
+
+  /** An engine holding `ids` (ascending) in catalogue `version`, answering what `random({})` reads. */
+  const catalogueOfIds = (ids: readonly number[], version = 'v1') =>
+    scriptedEngine((request) => {
+      const byId = /^\/indexes\/quotes\/documents\/(\d+)\?/.exec(request.url);
+      if (byId !== null) {
+        const id = Number(byId[1]);
+        return ids.includes(id)
+          ? { status: 200, json: { id, catalogue_version: version } }
+          : apiError(404, 'document_not_found', `Document \`${id}\` not found.`);
+      }
+      const body = request.body as { limit: number; offset: number; sort?: string[] };
+      const sorted = body.sort?.[0] === 'id:desc' ? [...ids].reverse() : ids;
+      const results = sorted
+        .slice(body.offset, body.offset + body.limit)
+        .map((id) => ({ id, catalogue_version: version }));
+      return { status: 200, json: fetched(results, ids.length, body.offset, body.limit) };
+    });
+
+  it('draws an unfiltered random quote as a uniform id read by key when the ids have no gap', async () => {
+    engine = await catalogueOfIds([11, 12, 13, 14]);
+    const index = open(engine.host);
+    const seen = new Set<number>();
+    for (let i = 0; i < 60; i++) seen.add((await index.random({}, ['id']))?.id as number);
+    // Every id is drawn (P(miss one) < 4 × 0.75^60 ≈ 1e-7), none outside them.
+    expect([...seen].sort()).toEqual([11, 12, 13, 14]);
+    // The version, then both ends of the ids once; after that, one read by key per draw.
+    const reads = engine.requests.map((r) => `${r.method} ${r.url}`);
+    expect(reads.slice(0, 3).sort()).toEqual([`POST ${FETCH}`, `POST ${FETCH}`, `POST ${FETCH}`]);
+    expect(
+      engine.requests
+        .slice(1, 3)
+        .map((r) => (r.body as { sort: string[] }).sort)
+        .sort(),
+    ).toEqual([['id:asc'], ['id:desc']]);
+    expect(reads.slice(3)).toHaveLength(60);
+    for (const read of reads.slice(3)) {
+      expect(read).toMatch(/^GET \/indexes\/quotes\/documents\/1[1-4]\?fields=id%2Ccatalogue_version$/);
+    }
+  });
+
+  it('draws an unfiltered random quote at an offset when the ids have gaps', async () => {
+    engine = await catalogueOfIds([2, 5, 9]);
+    const index = open(engine.host);
+    const seen = new Set<number>();
+    for (let i = 0; i < 40; i++) seen.add((await index.random({}, ['id']))?.id as number);
+    expect([...seen].sort()).toEqual([2, 5, 9]);
+    expect(engine.requests.filter((r) => r.method === 'GET')).toEqual([]);
   });
 
   it('returns null from random when nothing matches, after one count', async () => {

@@ -38,12 +38,14 @@ import {
   facetSearchRequest,
   filterExpression,
   getRequest,
+  idEndRequest,
   infoRequest,
   type MeiliQuoteDocument,
   pageRequest,
   pickRequest,
   projectHit,
   rangeFilter,
+  retrievedFields,
   SAMPLE_SCAN,
   SHALLOW_OFFSET,
   sampleByIdsRequest,
@@ -86,6 +88,15 @@ import {
   type QuoteProjection,
 } from './port.ts';
 import { drawDistinct } from './sample.ts';
+
+/** The ids of one catalogue: the first, the last, how many, and whether every integer between is one. */
+interface IdSpan {
+  version: string;
+  total: number;
+  first: number;
+  last: number;
+  contiguous: boolean;
+}
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
@@ -181,6 +192,8 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #counts = new Map<string, { total: number; at: number }>();
   /** Deep pages waiting for a read to end, oldest first; each is handed the slot a read frees. */
   readonly #deepWaiting: Array<(admitted: boolean) => void> = [];
+  /** The catalogue's id span, per catalogue version ({@link MeiliCatalogue.#idSpan}). */
+  #span: { version: string; span: Promise<IdSpan | undefined> } | undefined;
   /** The last engine failure, until a read succeeds again. */
   #failure: CatalogueUnavailableError | undefined;
 
@@ -324,6 +337,10 @@ class MeiliCatalogue implements CatalogueIndex {
   async #random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
     if (filters.q !== undefined) return this.#searchRandom(filters, fields);
     const deadline = this.#deadline();
+    if (buildFilter(filters).length === 0) {
+      const drawn = await this.#randomById(fields, deadline);
+      if (drawn !== undefined) return drawn;
+    }
     const filter = filterExpression(buildFilter(filters));
     let { total, remembered } = await this.#count(filter, deadline);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -531,6 +548,98 @@ class MeiliCatalogue implements CatalogueIndex {
       }
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a page was read');
+  }
+
+  /**
+   * `random` without a filter, when the catalogue's ids are every integer from its first to its
+   * last: a uniform id, read by its primary key (the engine's cheapest read: no filter, no walk).
+   * Undefined when the ids have gaps or the read saw another catalogue than the plan.
+   */
+  async #randomById(
+    fields: readonly QuoteField[] | null,
+    deadline: number,
+  ): Promise<QuoteProjection | null | undefined> {
+    const span = await this.#idSpan(deadline);
+    if (span === undefined || !span.contiguous) return undefined;
+    if (span.total === 0) return null;
+    const hit = await this.#document(
+      span.first + randomInt(span.total),
+      [...retrievedFields(fields), 'catalogue_version'],
+      deadline,
+    );
+    if (hit === null || hit.catalogue_version !== span.version) return undefined;
+    return projectHit(hit, fields);
+  }
+
+  /**
+   * The first and last ids of the catalogue now live, and its size, read once per catalogue
+   * version (and again after a read that found them inconsistent).
+   */
+  #idSpan(deadline: number): Promise<IdSpan | undefined> {
+    const known = this.#span;
+    const { version } = this.#info?.value ?? {};
+    if (known !== undefined && known.version === version) return known.span;
+    const span = this.info().then(async (info) => {
+      const ends = await Promise.all(
+        (['asc', 'desc'] as const).map((direction) => this.#fetch(idEndRequest(direction), deadline)),
+      );
+      const [low, high] = ends.map((response) => response.results[0]);
+      const total = ends[0]?.total;
+      if (
+        low === undefined ||
+        high === undefined ||
+        total === undefined ||
+        ends[1]?.total !== total ||
+        low.catalogue_version !== info.version ||
+        high.catalogue_version !== info.version ||
+        !Number.isSafeInteger(low.id) ||
+        !Number.isSafeInteger(high.id)
+      ) {
+        return undefined;
+      }
+      // Distinct integers, as many as the integers from the first to the last: every one of them.
+      return {
+        version: info.version,
+        total,
+        first: low.id,
+        last: high.id,
+        contiguous: high.id - low.id + 1 === total,
+      };
+    });
+    const entry = { version: version ?? '', span };
+    this.#span = entry;
+    const forget = () => {
+      if (this.#span === entry) this.#span = undefined;
+    };
+    span.then((found) => {
+      if (found === undefined) forget();
+      else entry.version = found.version;
+    }, forget);
+    return span;
+  }
+
+  /** A document by primary key with `fields`, or null when no document has it. */
+  async #document(
+    id: number,
+    fields: readonly string[],
+    deadline: number,
+  ): Promise<Record<string, unknown> | null> {
+    const signal = this.#signal(deadline);
+    try {
+      return await this.#call(() =>
+        this.#http.get<Record<string, unknown>>({
+          path: `indexes/${encodeURIComponent(this.#options.index)}/documents/${id}`,
+          params: { fields: fields.join(',') },
+          extraRequestInit: { signal },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
+        this.#failure = undefined;
+        return null;
+      }
+      throw error;
+    }
   }
 
   /** `random` with `q`: the number of matches, then the one at a uniform offset. */
