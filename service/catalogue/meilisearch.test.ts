@@ -26,7 +26,7 @@ import { loadConfig } from '../config.ts';
 import { rawHttp } from '../test-app.ts';
 import { buildMeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
-import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, openMeiliCatalogue } from './meilisearch.ts';
+import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder } from './meilisearch-builder.ts';
 import {
   buildFilter,
@@ -776,6 +776,71 @@ describe('the read protocol', () => {
     for (const read of reads.slice(3)) {
       expect(read).toMatch(/^GET \/indexes\/quotes\/documents\/1[1-4]\?fields=id%2Ccatalogue_version$/);
     }
+  });
+
+  it('counts the unfiltered facets of each new catalogue as soon as it is served, before any facet request', async () => {
+    let version = 'v1';
+    const FIELD_OF: Record<string, string> = {
+      author_key: 'author',
+      work_key: 'work',
+      category_key: 'category',
+      genre_keys: 'genre',
+    };
+    engine = await scriptedEngine((request) => {
+      if (request.url.endsWith('/search')) {
+        const distribution = {
+          author_key: { a: 1, b: 1 },
+          work_key: { w: 2 },
+          category_key: { c: 2 },
+          genre_keys: { g: 2 },
+        };
+        return { status: 200, json: { totalHits: 2, hits: [], facetDistribution: distribution } };
+      }
+      const body = request.body as { filter?: string; limit: number };
+      if (body.filter === undefined)
+        return { status: 200, json: fetched([{ catalogue_version: version }], 2, 0, 1) };
+      // The display value of a key: the key upper-cased, a genre as it is.
+      const [, attribute = '', key = ''] = /^(\w+) = "(.*)"$/.exec(body.filter) ?? [];
+      const field = FIELD_OF[attribute] as string;
+      const value = field === 'genre' ? [key] : key.toUpperCase();
+      return { status: 200, json: fetched([{ [field]: value, catalogue_version: version }], 1, 0, 1) };
+    });
+    const index = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: 'k',
+      index: 'quotes',
+      timeoutMs: 2_000,
+      warmFacets: true,
+    });
+    const searches = () => engine?.requests.filter((r) => r.url.endsWith('/search')).length;
+    const settled = async () => {
+      for (let before = -1; before !== engine?.requests.length; ) {
+        before = engine?.requests.length ?? 0;
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    };
+    await index.info();
+    await settled();
+    expect(searches()).toBe(1);
+    const before = engine.requests.length;
+    expect(await index.facets({ filters: {}, facets: ['author', 'genre'], limit: 2 })).toEqual({
+      total: 2,
+      facets: {
+        author: [
+          { value: 'A', count: 1 },
+          { value: 'B', count: 1 },
+        ],
+        genre: [{ value: 'g', count: 2 }],
+      },
+    });
+    // Answered from what was counted when the catalogue was first served.
+    expect(engine.requests.length).toBe(before);
+    // A new catalogue is counted again as soon as it is seen, never answered from the old counts.
+    version = 'v2';
+    await new Promise((done) => setTimeout(done, INFO_TTL_MS + 50));
+    await index.info();
+    await settled();
+    expect(searches()).toBe(2);
   });
 
   it('draws an unfiltered random quote at an offset when the ids have gaps', async () => {

@@ -76,6 +76,7 @@ import {
   type CatalogueLogger,
   CatalogueUnavailableError,
   compareCodePoints,
+  FACET_FIELDS,
   type FacetField,
   type FacetQuery,
   type FacetResult,
@@ -157,6 +158,8 @@ export interface MeiliCatalogueOptions {
   sampleScan?: number;
   /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
+  /** Count the unfiltered facets of each new catalogue as soon as it is served, before any request asks. */
+  warmFacets?: boolean;
   /** Matches of a run of equal sort values walked before a page is narrowed by ids ({@link NARROW_FROM}). */
   narrowFrom?: number;
   logger?: CatalogueLogger;
@@ -249,11 +252,29 @@ class MeiliCatalogue implements CatalogueIndex {
       );
     }
     const info = { version, count: response.total };
-    if (this.#info?.value.version !== version) {
+    const changed = this.#info?.value.version !== version;
+    if (changed) {
       this.#options.logger?.info({ backend: this.kind, ...info }, 'serving catalogue');
     }
     this.#info = { value: info, at: performance.now() };
+    if (changed && this.#options.warmFacets === true) this.#warmFacets();
     return info;
+  }
+
+  /**
+   * Counts the unfiltered facets of a catalogue as soon as it is served: the costliest facet
+   * request (every value of every quote), the same for all clients until the next catalogue, so
+   * that the first of them does not wait for it. Requests arriving meanwhile share it.
+   */
+  #warmFacets(): void {
+    this.facets({ filters: {}, facets: [...FACET_FIELDS], limit: MAX_FACET_LIMIT }).catch(
+      (error: unknown) => {
+        this.#options.logger?.warn(
+          { backend: this.kind, err: error },
+          'counting the facets of the new catalogue failed; the first facet request counts them',
+        );
+      },
+    );
   }
 
   list(query: ListQuery): Promise<ListResult> {
