@@ -650,6 +650,27 @@ export function sampleScanRequest(filter: string | undefined, limit = SAMPLE_SCA
   return withFilter(filter, { offset: 0, limit, fields: ['id', 'catalogue_version'] });
 }
 
+/**
+ * `randomSample` by rejection: which of the candidate `ids` match `filter`, with `fields`. One
+ * evaluation of the filter for as many candidates as the request names.
+ */
+export function sampleCandidatesRequest(
+  filter: string | undefined,
+  ids: readonly number[],
+  fields: readonly string[],
+): FetchRequest {
+  for (const id of ids) {
+    if (!Number.isSafeInteger(id)) throw new Error(`id ${id} is not an integer`);
+  }
+  const among = idsIn('id', ids);
+  return {
+    filter: filter === undefined ? among : `(${filter}) AND ${among}`,
+    offset: 0,
+    limit: ids.length,
+    fields: [...fields],
+  };
+}
+
 /** `randomSample`, second read when every id is known: the drawn quotes by id. */
 export function sampleByIdsRequest(
   ids: readonly number[],

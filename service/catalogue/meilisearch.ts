@@ -49,6 +49,7 @@ import {
   SAMPLE_SCAN,
   SHALLOW_OFFSET,
   sampleByIdsRequest,
+  sampleCandidatesRequest,
   sampleRunRequests,
   sampleScanRequest,
 } from './meilisearch-request.ts';
@@ -88,7 +89,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
-import { drawDistinct } from './sample.ts';
+import { distinctDrawer, drawDistinct } from './sample.ts';
 
 /** The ids of one catalogue: the first, the last, how many, and whether every integer between is one. */
 interface IdSpan {
@@ -129,6 +130,12 @@ const ATTEMPTS = 3;
 export const COUNT_TTL_MS = 1_000;
 /** Filters whose counts are remembered at once; past this many the memory starts afresh. */
 const MAX_REMEMBERED_COUNTS = 10_000;
+/** Candidates `randomSample` may expect to draw by rejection; sparser matches are read by offset. */
+const MAX_SAMPLE_CANDIDATES = 2_000;
+/** Most candidate ids one rejection round asks about. */
+const MAX_SAMPLE_BATCH = 1_000;
+/** Rejection rounds before reading by offset instead. */
+const SAMPLE_ROUNDS = 3;
 /** Reads of one `randomSample` call in flight at once, when it reads offset by offset. */
 const SAMPLE_READS_AT_ONCE = 4;
 /** Seconds a client is told to wait when the engine or the service sheds load. */
@@ -158,6 +165,8 @@ export interface MeiliCatalogueOptions {
   sampleScan?: number;
   /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
+  /** Draw several random quotes among many matches by rejection of candidate ids (default true). */
+  sampleByIds?: boolean;
   /** Count the unfiltered facets of each new catalogue as soon as it is served, before any request asks. */
   warmFacets?: boolean;
   /** Matches of a run of equal sort values walked before a page is narrowed by ids ({@link NARROW_FROM}). */
@@ -743,6 +752,10 @@ class MeiliCatalogue implements CatalogueIndex {
       );
       const total = scan.total;
       if (total === 0) return [];
+      if (total > scanLimit) {
+        const drawn = await this.#sampleByRejection(filter, total, fields, count, deadline);
+        if (drawn !== undefined) return drawn;
+      }
       let sameTotal = true;
       if (total <= scanLimit && scan.results.length !== total) {
         scan = await this.#fetch(sampleScanRequest(filter, scanLimit), deadline);
@@ -782,6 +795,52 @@ class MeiliCatalogue implements CatalogueIndex {
       // The catalogue was replaced between the reads: draw again in the new one.
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while random quotes were drawn');
+  }
+
+  /**
+   * `randomSample` among many matches with one evaluation of the filter per round instead of one
+   * per run of offsets: candidate ids drawn uniformly without replacement in the catalogue's id
+   * span, asked in batches which of them match; the first `count` matches in draw order are a
+   * uniform sample without replacement (the matches come in a uniformly random order of the
+   * span, whatever the rounds). Undefined when the matches are too sparse in the span for it,
+   * the rounds found too few, or a read saw another catalogue: the caller reads offsets then.
+   */
+  async #sampleByRejection(
+    filter: string | undefined,
+    total: number,
+    fields: readonly QuoteField[] | null,
+    count: number,
+    deadline: number,
+  ): Promise<QuoteProjection[] | undefined> {
+    if (this.#options.sampleByIds === false) return undefined;
+    const span = await this.#idSpan(deadline);
+    if (span === undefined) return undefined;
+    const space = span.last - span.first + 1;
+    const want = Math.min(count, total);
+    if ((want * space) / total > MAX_SAMPLE_CANDIDATES) return undefined;
+    const next = distinctDrawer(space, randomInt);
+    const wanted = [...new Set([...retrievedFields(fields), 'id', 'catalogue_version'])];
+    const out: MeiliQuoteDocument[] = [];
+    for (let round = 0; round < SAMPLE_ROUNDS && out.length < want; round++) {
+      // Enough candidates for the matches still wanted, at the matches' density, and some more.
+      const size = Math.min(MAX_SAMPLE_BATCH, Math.ceil((((want - out.length) * space) / total) * 1.25) + 8);
+      const ids: number[] = [];
+      while (ids.length < size) {
+        const at = next();
+        if (at === undefined) break;
+        ids.push(span.first + at);
+      }
+      if (ids.length === 0) break;
+      const response = await this.#fetch(sampleCandidatesRequest(filter, ids, wanted), deadline);
+      if (response.results.some((hit) => hit.catalogue_version !== span.version)) return undefined;
+      const byId = new Map(response.results.map((hit) => [hit.id, hit]));
+      for (const id of ids) {
+        const hit = byId.get(id);
+        if (hit !== undefined && out.length < want) out.push(hit);
+      }
+    }
+    if (out.length < want) return undefined;
+    return out.map((hit) => projectHit(hit, fields));
   }
 
   /**

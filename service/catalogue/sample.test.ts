@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SAMPLE_GAP, sampleByIdsRequest, sampleRunRequests } from './meilisearch-request.ts';
-import { drawDistinct } from './sample.ts';
+import { distinctDrawer, drawDistinct } from './sample.ts';
 
 describe('drawing distinct positions', () => {
   it('draws min(count, total) distinct positions in range', () => {
@@ -17,6 +17,19 @@ describe('drawing distinct positions', () => {
       expect(new Set(drawn).size).toBe(drawn.length);
       for (const p of drawn) expect(p >= 0 && p < total && Number.isInteger(p)).toBe(true);
     }
+  });
+
+  it('draws lazily what drawDistinct draws at once, then nothing once every position is drawn', () => {
+    const stream = (draws: readonly number[]) => {
+      let at = 0;
+      return () => draws[at++] as number;
+    };
+    const draws = [4, 3, 0, 1, 0];
+    const next = distinctDrawer(5, stream(draws));
+    const lazy = [next(), next(), next(), next(), next()];
+    expect(lazy).toEqual(drawDistinct(5, 5, stream(draws)));
+    expect([...lazy].sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(next()).toBeUndefined();
   });
 
   it('is the start of a Fisher-Yates shuffle: a given stream of draws gives known positions', () => {

@@ -22,3 +22,21 @@ export function drawDistinct(total: number, count: number, random: (n: number) =
   }
   return out;
 }
+
+/**
+ * Distinct positions of [0, total), one per call, each uniform among those not drawn yet: the
+ * draws of {@link drawDistinct}, made lazily for a caller that does not know how many it needs.
+ * Undefined once every position is drawn.
+ */
+export function distinctDrawer(total: number, random: (n: number) => number): () => number | undefined {
+  const moved = new Map<number, number>();
+  let i = 0;
+  return () => {
+    if (i >= total) return undefined;
+    const j = i + random(total - i);
+    const out = moved.get(j) ?? j;
+    moved.set(j, moved.get(i) ?? i);
+    i++;
+    return out;
+  };
+}
