@@ -397,6 +397,36 @@ class MeiliCatalogue implements CatalogueIndex {
    * folded values (decoded, or read from a document for a digest key), and the values listed get
    * their display spelling from the lowest-id quote holding them, remembered per catalogue.
    */
+  firstMatch(
+    filters: Filters,
+    ids: readonly number[],
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null> {
+    return withRangeFields(filters, this.#firstMatch(filters, ids, fields));
+  }
+
+  /** One read: which of `ids` match (the filter evaluated once), the first of them in `ids` order. */
+  async #firstMatch(
+    filters: Filters,
+    ids: readonly number[],
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null> {
+    if (ids.length === 0) return null;
+    const filter =
+      filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
+    const wanted = [...new Set([...retrievedFields(fields), 'id'])];
+    const response = await this.#fetch(
+      sampleCandidatesRequest(filter, [...new Set(ids)], wanted),
+      this.#deadline(),
+    );
+    const byId = new Map(response.results.map((hit) => [hit.id, hit]));
+    for (const id of ids) {
+      const hit = byId.get(id);
+      if (hit !== undefined) return projectHit(hit, fields);
+    }
+    return null;
+  }
+
   facets(query: FacetQuery): Promise<FacetResult> {
     return withRangeFields(query.filters, this.#facets(query));
   }

@@ -1,9 +1,13 @@
 /**
  * `GET /quotes/today`: the quote of the day. One quote per UTC day and filter set, the same on
- * every replica and on both engines: the SHA-256 of the UTC date and the canonical filters picks
- * an offset in the exact number of matches, and the quote at that offset in id order is the
- * day's. It changes at midnight UTC (or when the catalogue changes); caches may keep it until
- * then, hence `Cache-Control: public, max-age=<seconds until midnight UTC>`.
+ * every replica and on both engines, each match as likely as any other. The UTC date and the
+ * canonical filters seed an order of the catalogue's id span (from its lowest id to its highest,
+ * shuffled by SHA-256 draws); where the matches are at least one in {@link DENSE_SPAN} of that
+ * span, the first match in that order is the day's, found by asking which of a batch of
+ * candidates match (one evaluation of the filters per batch, whatever the catalogue's size).
+ * Sparser matches are counted, and the SHA-256 of the date and filters picks an offset among
+ * them, read in id order. It changes at midnight UTC (or when the catalogue changes); caches may
+ * keep it until then, hence `Cache-Control: public, max-age=<seconds until midnight UTC>`.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +18,7 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from '../catalogue/port.ts';
+import { distinctDrawer, seededRandom } from '../catalogue/sample.ts';
 import { notFound } from '../errors.ts';
 import { bodyBytes, etagFor, ifNoneMatchHits } from '../etag.ts';
 import { filtersKey, parseTodayQuery, readQuery } from '../query.ts';
@@ -54,6 +59,10 @@ export async function quoteOfTheDay(
 ): Promise<QuoteProjection | null> {
   const key = filtersKey(filters);
   let total = (await catalogue.list({ filters, sort: [], page: 1, limit: 1, fields: ['id'] })).total;
+  if (total > 0) {
+    const drawn = await firstInDayOrder(catalogue, filters, fields, `${day}\n${key}`, total);
+    if (drawn !== undefined) return drawn;
+  }
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (total === 0) return null;
     const offset = dayOffset(day, key, total);
@@ -63,6 +72,48 @@ export async function quoteOfTheDay(
     total = read.total;
   }
   throw new CatalogueUnavailableError('the catalogue kept changing while the quote of the day was chosen');
+}
+
+/** Matches at least one in this many ids of the span: the day's quote is drawn in the span's order. */
+export const DENSE_SPAN = 64;
+/** Candidates asked about at once: (63/64)^256 < 2% of finding no match among them. */
+const CANDIDATES = 256;
+
+/**
+ * The first match, in the order of the catalogue's id span that `seed` shuffles, of filters with
+ * `total` matches; undefined when they are sparser than one in {@link DENSE_SPAN} ids of the span
+ * (or the span ran out: the catalogue changed meanwhile), to be chosen by offset instead.
+ */
+async function firstInDayOrder(
+  catalogue: CatalogueIndex,
+  filters: Filters,
+  fields: readonly QuoteField[] | null,
+  seed: string,
+  total: number,
+): Promise<QuoteProjection | null | undefined> {
+  const end = async (direction: 'asc' | 'desc') =>
+    (
+      await catalogue.list({
+        filters: {},
+        sort: [{ field: 'id', direction }],
+        page: 1,
+        limit: 1,
+        fields: ['id'],
+      })
+    ).items[0]?.id;
+  const [first, last] = await Promise.all([end('asc'), end('desc')]);
+  if (first === undefined || last === undefined) return undefined;
+  const span = last - first + 1;
+  if (total * DENSE_SPAN < span) return undefined;
+  const next = distinctDrawer(span, seededRandom(seed));
+  for (;;) {
+    const ids: number[] = [];
+    for (let at = next(); at !== undefined; at = ids.length < CANDIDATES ? next() : undefined)
+      ids.push(first + at);
+    if (ids.length === 0) return undefined;
+    const quote = await catalogue.firstMatch(filters, ids, fields);
+    if (quote !== null) return quote;
+  }
 }
 
 export interface TodayRouteOptions {
