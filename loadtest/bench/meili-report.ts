@@ -191,9 +191,9 @@ export function meiliTable(report: MeiliReport): string {
     ['catalogue', `${c.count} quotes, ${(r.catalogue.bytes / 1e6).toFixed(1)} MB`],
     [
       'indexing (indexer / engine alone)',
-      r.indexing === null || r.directIngestionSeconds === null
+      r.indexing === null
         ? 'reused (--engine-dir)'
-        : `${r.indexing.seconds.toFixed(1)} s / ${r.directIngestionSeconds.toFixed(1)} s; indexer peak RSS ${mb(r.indexing.peakRssBytes)}`,
+        : `${r.indexing.seconds.toFixed(1)} s / ${r.directIngestionSeconds === null ? 'not measured' : `${r.directIngestionSeconds.toFixed(1)} s`}; indexer peak RSS ${mb(r.indexing.peakRssBytes)}`,
     ],
     ['total_quotes', String(r.totalQuotes)],
     ...(r.mix === undefined || r.replay === undefined

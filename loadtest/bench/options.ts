@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 
 /** The runs of the Meilisearch benchmark that --only can choose. */
 export const MEILI_RUNS = [
+  'ingestion',
   'mix',
   'pages',
   'random',
