@@ -592,11 +592,14 @@ class MeiliCatalogue implements CatalogueIndex {
     }
     const offset = (query.page - 1) * query.limit;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const { text, restCount } = rankedSearches(query);
-      const [first, rest] = await this.#multiSearch([text, restCount], deadline);
-      if (first === undefined || rest === undefined) throw new Error('a multi-search lost a result');
+      // Every text match is a match: the third group's size is all the matches but the text's,
+      // so its own filter (the match filter and the negated text filter) is evaluated only when
+      // its quotes are read.
+      const { text } = rankedSearches(query);
+      const [first, all] = await this.#multiSearch([text, searchCount(query)], deadline);
+      if (first === undefined || all === undefined) throw new Error('a multi-search lost a result');
       const inText = exactTotal(first);
-      const others = exactTotal(rest);
+      const others = exactTotal(all) - inText;
       const items = toItems(first);
       const end = Math.min(offset + query.limit, inText + others);
       if (offset + items.length >= end) return { items, total: inText + others };
