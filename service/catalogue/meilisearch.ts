@@ -18,13 +18,8 @@
  * and reads again otherwise, so it never mixes two catalogues.
  */
 import { randomInt } from 'node:crypto';
-import {
-  type Index,
-  Meilisearch,
-  MeilisearchApiError,
-  MeilisearchRequestError,
-  MeilisearchRequestTimeOutError,
-} from 'meilisearch';
+import { MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
+import { type EngineHttp, engineHttp } from './meilisearch-http.ts';
 import {
   buildFilter,
   countRequest,
@@ -186,7 +181,7 @@ export function openMeiliCatalogue(options: MeiliCatalogueOptions): CatalogueInd
 class MeiliCatalogue implements CatalogueIndex {
   readonly kind = 'meilisearch';
   readonly #options: MeiliCatalogueOptions;
-  readonly #http: Index['httpRequest'];
+  readonly #http: EngineHttp;
   readonly #fetchPath: string;
   readonly #searchPath: string;
   /** Display values of facet keys, per catalogue version (the port's rule never changes them within one). */
@@ -211,15 +206,8 @@ class MeiliCatalogue implements CatalogueIndex {
 
   constructor(options: MeiliCatalogueOptions) {
     this.#options = options;
-    const client = new Meilisearch({
-      host: options.host,
-      apiKey: options.apiKey,
-      timeout: options.timeoutMs,
-      // Uncompressed answers: the engine sits next to the service, and compressing each answer
-      // there and inflating it here cost more CPU than the service's own work on a listing.
-      requestInit: { headers: { 'Accept-Encoding': 'identity' } },
-    });
-    this.#http = client.index(options.index).httpRequest;
+    // Every request is bounded by its call's deadline (#signal), which MEILI_TIMEOUT_MS sets.
+    this.#http = engineHttp(options.host, options.apiKey);
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
     this.#searchPath = `indexes/${encodeURIComponent(options.index)}/search`;
   }
@@ -551,9 +539,10 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async close(): Promise<void> {
-    // The client keeps no connection of its own (fetch's shared pool does); only drop the caches.
     this.#info = undefined;
     this.#counts.clear();
+    // Its connections; a call made after this opens new ones.
+    await this.#http.close();
   }
 
   /**
