@@ -393,26 +393,32 @@ class MeiliCatalogue implements CatalogueIndex {
     return withRangeFields(filters, this.#firstMatch(filters, ids, fields));
   }
 
-  /** One read: which of `ids` match (the filter evaluated once), the first of them in `ids` order. */
+  /**
+   * Which of `ids` match, in one read of their ids only (the filter evaluated once), then the
+   * first of them in `ids` order read by its key, from the same catalogue.
+   */
   async #firstMatch(
     filters: Filters,
     ids: readonly number[],
     fields: readonly QuoteField[] | null,
   ): Promise<QuoteProjection | null> {
     if (ids.length === 0) return null;
+    const deadline = this.#deadline();
     const filter =
       filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
-    const wanted = [...new Set([...retrievedFields(fields), 'id'])];
-    const response = await this.#fetch(
-      sampleCandidatesRequest(filter, [...new Set(ids)], wanted),
-      this.#deadline(),
-    );
-    const byId = new Map(response.results.map((hit) => [hit.id, hit]));
-    for (const id of ids) {
-      const hit = byId.get(id);
-      if (hit !== undefined) return projectHit(hit, fields);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const response = await this.#fetch(
+        sampleCandidatesRequest(filter, [...new Set(ids)], ['id', 'catalogue_version']),
+        deadline,
+      );
+      const matching = new Map(response.results.map((hit) => [hit.id, hit.catalogue_version]));
+      const id = ids.find((candidate) => matching.has(candidate));
+      if (id === undefined) return null;
+      const hit = await this.#document(id, [...retrievedFields(fields), 'catalogue_version'], deadline);
+      // Read from the catalogue that matched it, or the catalogue was replaced in between.
+      if (hit !== null && hit.catalogue_version === matching.get(id)) return projectHit(hit, fields);
     }
-    return null;
+    throw new CatalogueUnavailableError('the catalogue kept changing while a match was read');
   }
 
   facets(query: FacetQuery): Promise<FacetResult> {

@@ -2,11 +2,10 @@
  * `GET /quotes/today`: the quote of the day. One quote per UTC day and filter set, the same on
  * every replica and on both engines, each match as likely as any other. The UTC date and the
  * canonical filters seed an order of the catalogue's id span (from its lowest id to its highest,
- * shuffled by SHA-256 draws); where the matches are at least one in {@link DENSE_SPAN} of that
- * span, the first match in that order is the day's, found by asking which of a batch of
- * candidates match (one evaluation of the filters per batch, whatever the catalogue's size).
- * Sparser matches are counted, and the SHA-256 of the date and filters picks an offset among
- * them, read in id order. It changes at midnight UTC (or when the catalogue changes); caches may
+ * shuffled by SHA-256 draws); the first match among the first {@link DAY_CANDIDATES} ids of that
+ * order is the day's, found by asking which of them match (one evaluation of the filters,
+ * whatever the catalogue's size). When none of them does (sparse matches), the matches are
+ * counted, and the SHA-256 of the date and filters picks an offset among them, read in id order. It changes at midnight UTC (or when the catalogue changes); caches may
  * keep it until then, hence `Cache-Control: public, max-age=<seconds until midnight UTC>`.
  */
 import { createHash } from 'node:crypto';
@@ -15,6 +14,7 @@ import {
   type CatalogueIndex,
   CatalogueUnavailableError,
   type Filters,
+  MAX_FIRST_MATCH_IDS,
   type QuoteField,
   type QuoteProjection,
 } from '../catalogue/port.ts';
@@ -58,11 +58,9 @@ export async function quoteOfTheDay(
   day: string,
 ): Promise<QuoteProjection | null> {
   const key = filtersKey(filters);
+  const drawn = await firstInDayOrder(catalogue, filters, fields, `${day}\n${key}`);
+  if (drawn !== null) return drawn;
   let total = (await catalogue.list({ filters, sort: [], page: 1, limit: 1, fields: ['id'] })).total;
-  if (total > 0) {
-    const drawn = await firstInDayOrder(catalogue, filters, fields, `${day}\n${key}`, total);
-    if (drawn !== undefined) return drawn;
-  }
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (total === 0) return null;
     const offset = dayOffset(day, key, total);
@@ -74,23 +72,18 @@ export async function quoteOfTheDay(
   throw new CatalogueUnavailableError('the catalogue kept changing while the quote of the day was chosen');
 }
 
-/** Matches at least one in this many ids of the span: the day's quote is drawn in the span's order. */
-export const DENSE_SPAN = 64;
-/** Candidates asked about at once: (63/64)^256 < 2% of finding no match among them. */
-const CANDIDATES = 256;
+/** Candidates of the day's order asked about: one read of the filters for all of them. */
+export const DAY_CANDIDATES = MAX_FIRST_MATCH_IDS;
 
-/**
- * The first match, in the order of the catalogue's id span that `seed` shuffles, of filters with
- * `total` matches; undefined when they are sparser than one in {@link DENSE_SPAN} ids of the span
- * (or the span ran out: the catalogue changed meanwhile), to be chosen by offset instead.
- */
-async function firstInDayOrder(
-  catalogue: CatalogueIndex,
-  filters: Filters,
-  fields: readonly QuoteField[] | null,
-  seed: string,
-  total: number,
-): Promise<QuoteProjection | null | undefined> {
+/** Each catalogue's lowest and highest ids, for its version now. */
+const knownSpans = new WeakMap<
+  CatalogueIndex,
+  { version: string; span: Promise<{ first: number; last: number } | undefined> }
+>();
+
+function idSpan(catalogue: CatalogueIndex, version: string) {
+  const known = knownSpans.get(catalogue);
+  if (known?.version === version) return known.span;
   const end = async (direction: 'asc' | 'desc') =>
     (
       await catalogue.list({
@@ -101,19 +94,41 @@ async function firstInDayOrder(
         fields: ['id'],
       })
     ).items[0]?.id;
-  const [first, last] = await Promise.all([end('asc'), end('desc')]);
-  if (first === undefined || last === undefined) return undefined;
-  const span = last - first + 1;
-  if (total * DENSE_SPAN < span) return undefined;
-  const next = distinctDrawer(span, seededRandom(seed));
-  for (;;) {
-    const ids: number[] = [];
-    for (let at = next(); at !== undefined; at = ids.length < CANDIDATES ? next() : undefined)
-      ids.push(first + at);
-    if (ids.length === 0) return undefined;
-    const quote = await catalogue.firstMatch(filters, ids, fields);
-    if (quote !== null) return quote;
+  const span = Promise.all([end('asc'), end('desc')]).then(([first, last]) =>
+    first === undefined || last === undefined ? undefined : { first, last },
+  );
+  const entry = { version, span };
+  knownSpans.set(catalogue, entry);
+  // A failed read is not kept: the next request reads the span again.
+  span.catch(() => {
+    if (knownSpans.get(catalogue) === entry) knownSpans.delete(catalogue);
+  });
+  return span;
+}
+
+/**
+ * The first match among the first {@link DAY_CANDIDATES} ids of the order of the catalogue's id
+ * span that `seed` shuffles, or null when none of them matches (then the day's offset decides).
+ * Each match is as likely as any other to be the first: the order is a uniform shuffle of the
+ * span, whatever the matches' places in it.
+ */
+async function firstInDayOrder(
+  catalogue: CatalogueIndex,
+  filters: Filters,
+  fields: readonly QuoteField[] | null,
+  seed: string,
+): Promise<QuoteProjection | null> {
+  const { version } = await catalogue.info();
+  const span = await idSpan(catalogue, version);
+  if (span === undefined) return null;
+  const next = distinctDrawer(span.last - span.first + 1, seededRandom(seed));
+  const ids: number[] = [];
+  while (ids.length < DAY_CANDIDATES) {
+    const at = next();
+    if (at === undefined) break;
+    ids.push(span.first + at);
   }
+  return catalogue.firstMatch(filters, ids, fields);
 }
 
 export interface TodayRouteOptions {
