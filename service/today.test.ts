@@ -211,7 +211,7 @@ describe.skipIf('skip' in source)('quote of the day: the same on both engines', 
   });
 
   it('for sparse matches too, whether a day finds one among its first candidates or by its offset', async () => {
-    // The 2 to 4 longest quotes of 1,500: a span of 1,500 ids and 1,000 candidates a day, so
+    // The 2 to 4 longest quotes of 1,500: a span of 1,500 ids and 128 candidates a day, so
     // some days find one among their candidates and the others fall back to the day's offset.
     const lengths = CATALOGUES.generated.map((q) => q.quote_length).sort((x, y) => y - x);
     const found = new Set<number>();
