@@ -69,7 +69,7 @@ describe('npm run bench --quick', () => {
     expect(report.config.mixPaths).toBeGreaterThan(100);
     expect(results.catalogue).toMatchObject({ count: 1000 });
     expect(results.catalogue.bytes).toBeGreaterThan(0);
-    expect(results.indexing.seconds).toBeGreaterThan(0);
+    expect(results.indexing?.seconds).toBeGreaterThan(0);
     expect(results.indexing.peakRssBytes).toBeGreaterThan(0);
     expectMeasured('bare', results.bare);
     expectMeasured('service GET /quotes', results.serviceQuotes);
@@ -133,9 +133,10 @@ if (meili === undefined) {
 
 describe.runIf(meili !== undefined)('npm run bench --backend meilisearch --quick', () => {
   it('indexes through the indexer, replays the service requests and measures every kind of page', {
-    timeout: 180_000,
+    timeout: 300_000,
   }, async () => {
     const out = join(dir, 'meili-report.json');
+    const engineDir = join(dir, 'engine');
     const { code, stdout, stderr } = await run([
       '--backend',
       'meilisearch',
@@ -148,6 +149,8 @@ describe.runIf(meili !== undefined)('npm run bench --backend meilisearch --quick
       out,
       '--cache-dir',
       dir,
+      '--engine-dir',
+      engineDir,
     ]);
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('| target | rule | value | verdict |');
@@ -157,7 +160,7 @@ describe.runIf(meili !== undefined)('npm run bench --backend meilisearch --quick
     expect(results.engine.version).toMatch(/^meilisearch \d+\.\d+\.\d+/);
     expect(results.totalQuotes).toBe(3000);
     expect(results.directIngestionSeconds).toBeGreaterThan(0);
-    expect(results.indexing.seconds).toBeGreaterThan(0);
+    expect(results.indexing?.seconds).toBeGreaterThan(0);
     // Every answer of the mix needed at least one engine request, and each was replayed.
     expect(results.requestsPerAnswer).toBeGreaterThanOrEqual(1);
     expectMeasured('mix', results.mix);
@@ -166,7 +169,38 @@ describe.runIf(meili !== undefined)('npm run bench --backend meilisearch --quick
     for (const [name, page] of Object.entries(results.pages)) expectMeasured(name, page);
     expectMeasured('random', results.random);
     expectMeasured('unfiltered facets', results.facets);
-    expect(results.pastTheEnd.statuses).toEqual({ '404': results.pastTheEnd.requests });
+    expect(results.pastTheEnd?.statuses).toEqual({ '404': results.pastTheEnd?.requests });
     expect(report.failures).toEqual([]);
+
+    // Run again on the engine's database kept by the first run: no indexing, only the runs chosen.
+    const again = join(dir, 'meili-report-again.json');
+    const second = await run([
+      '--backend',
+      'meilisearch',
+      '--quick',
+      '--count',
+      '3000',
+      '--duration',
+      '1',
+      '--out',
+      again,
+      '--cache-dir',
+      dir,
+      '--engine-dir',
+      engineDir,
+      '--only',
+      'random,today',
+    ]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain('on the index kept in');
+    const reused = (JSON.parse(readFileSync(again, 'utf8')) as MeiliReport).results;
+    expect(reused.indexing).toBeNull();
+    expect(reused.directIngestionSeconds).toBeNull();
+    expect(reused.totalQuotes).toBe(3000);
+    expectMeasured('random', reused.random);
+    expect(Object.keys(reused.features ?? {})).toEqual(['today']);
+    expect(reused.mix).toBeUndefined();
+    expect(reused.facets).toBeUndefined();
+    expect(reused.search).toBeUndefined();
   });
 });

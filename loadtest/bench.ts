@@ -4,7 +4,16 @@
  * stopped however the run ends.
  */
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +37,7 @@ import {
   meiliTable,
 } from './bench/meili-report.ts';
 import { measureOpenLoop } from './bench/open-loop.ts';
-import { type BenchOptions, parseBenchArgs, USAGE } from './bench/options.ts';
+import { type BenchOptions, type MeiliRun, parseBenchArgs, USAGE } from './bench/options.ts';
 import {
   type Child,
   cpuSecondsOf,
@@ -372,6 +381,11 @@ async function run(options: BenchOptions): Promise<BenchReport> {
   });
 }
 
+/** Distinct `q` paths per search run: more than a run can use (a path asked twice would come from the answer cache). */
+function searchPathCount(options: BenchOptions): number {
+  return options.quick ? 2_000 : 40_000;
+}
+
 /**
  * Full-text search, distinct and uncached: 1 to 3 words at 10 connections (latency), then other
  * searches at the run's connections (throughput beside the mix). With `record`, the engine
@@ -385,8 +399,7 @@ async function measureSearch(
   replay?: (paths: string[]) => Promise<{ replay: LoadResult; requestsPerAnswer: number }>,
 ): Promise<SearchResults> {
   // More paths than a run can use: a path asked twice would come from the answer cache.
-  const perRun = options.quick ? 2_000 : 40_000;
-  const paths = await searchPaths(file, random, perRun * 2);
+  const paths = await searchPaths(file, random, searchPathCount(options) * 2);
   const first = paths.slice(0, Math.ceil(paths.length / 2));
   const second = paths.slice(first.length);
   const duration = Math.max(1, Math.round(options.duration / 2));
@@ -423,6 +436,49 @@ function distinctSpellings(path: string, count: number): string[] {
   return out;
 }
 
+/**
+ * `--engine-dir`: the engine's database kept between runs, with the master key it was started
+ * with (written for the engine only, never printed) and a note of the catalogue indexed into it.
+ * A directory holding another catalogue, or none, is emptied to be indexed anew.
+ */
+function keptEngine(
+  dir: string,
+  options: BenchOptions,
+): { dbDir: string; masterKey: string; reused: boolean; markIndexed(): void } {
+  const notePath = join(dir, 'indexed.json');
+  const keyPath = join(dir, 'master.key');
+  const dbDir = join(dir, 'db');
+  const wanted = JSON.stringify({ count: options.count, seed: options.seed });
+  let note: string | undefined;
+  try {
+    note = readFileSync(notePath, 'utf8').trim();
+  } catch {
+    note = undefined;
+  }
+  if (note === wanted && existsSync(keyPath) && existsSync(dbDir)) {
+    return { dbDir, masterKey: readFileSync(keyPath, 'utf8').trim(), reused: true, markIndexed() {} };
+  }
+  // Only what this function writes is ever removed: a directory holding anything else is refused.
+  const own = new Set(['db', 'master.key', 'indexed.json']);
+  const foreign = existsSync(dir) ? readdirSync(dir).filter((name) => !own.has(name)) : [];
+  if (foreign.length > 0) {
+    throw new Error(
+      `--engine-dir ${dir} holds files the benchmark did not write (${foreign[0]}): name another`,
+    );
+  }
+  rmSync(notePath, { force: true });
+  rmSync(dbDir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const masterKey = randomBytes(24).toString('hex');
+  writeFileSync(keyPath, masterKey, { mode: 0o600 });
+  return {
+    dbDir,
+    masterKey,
+    reused: false,
+    markIndexed: () => writeFileSync(notePath, `${wanted}\n`),
+  };
+}
+
 async function runMeili(options: BenchOptions): Promise<MeiliReport> {
   const binary = findMeiliBinary();
   if (binary === undefined) {
@@ -438,37 +494,49 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
   return inScratch(async (work) => {
     log(`catalogue of ${options.count} quotes (seed ${options.seed})`);
     const catalogue = await ensureCatalogue(ROOT, options.cacheDir, options.count, options.seed, env);
-    const engine = await startMeili(binary, join(work, 'meili'), env);
-    log(`${version} started`);
+    const kept = options.engineDir === undefined ? undefined : keptEngine(options.engineDir, options);
+    const engine = await startMeili(binary, kept?.dbDir ?? join(work, 'meili'), env, kept?.masterKey);
+    log(`${version} started${kept?.reused === true ? ` on the index kept in ${options.engineDir}` : ''}`);
     const engineMemory = watchMemory(engine.child.pid);
     const admin = { url: engine.url, key: engine.masterKey };
     // The deployment's keys: the indexer writes with its own, the service reads with its own.
     const keys = await ensureKeys(new Meilisearch({ host: engine.url, apiKey: engine.masterKey }), 'quotes');
     const indexerKey = keys.get('indexer.key') as string;
     const searchKey = keys.get('search.key') as string;
+    const want = (name: MeiliRun) => options.only.has(name);
 
-    log('encoding the documents for the engine alone');
-    const batches = await encodeBatches(catalogue.file, work);
-    const directIngestionSeconds = await ingestDirect(admin, 'direct_ingestion', batches.files);
-    log(`the engine alone ingested ${batches.count} documents in ${directIngestionSeconds.toFixed(1)} s`);
-    const dropped = await fetch(`${engine.url}/indexes/direct_ingestion`, {
-      method: 'DELETE',
-      headers: { Authorization: `Bearer ${engine.masterKey}` },
-    });
-    if (!dropped.ok) throw new Error(`deleting the ingestion index answered ${dropped.status}`);
-    for (const file of batches.files) rmSync(file, { force: true });
+    let directIngestionSeconds: number | null = null;
+    let indexed: { seconds: number; peakRssBytes?: number } | null = null;
+    if (kept?.reused !== true) {
+      // The engine's own ingestion is the indexer's yardstick, not needed to build the index.
+      if (want('ingestion')) {
+        log('encoding the documents for the engine alone');
+        const batches = await encodeBatches(catalogue.file, work);
+        directIngestionSeconds = await ingestDirect(admin, 'direct_ingestion', batches.files);
+        log(`the engine alone ingested ${batches.count} documents in ${directIngestionSeconds.toFixed(1)} s`);
+        const dropped = await fetch(`${engine.url}/indexes/direct_ingestion`, {
+          method: 'DELETE',
+          headers: { Authorization: `Bearer ${engine.masterKey}` },
+        });
+        if (!dropped.ok) throw new Error(`deleting the ingestion index answered ${dropped.status}`);
+        for (const file of batches.files) rmSync(file, { force: true });
+      }
 
-    log(`indexing ${catalogue.file} through the indexer`);
-    const indexed = await runMeasured(
-      'indexer',
-      process.execPath,
-      [...INDEXER_NODE_FLAGS, join(ROOT, 'indexer/cli.ts'), catalogue.file],
-      { ...env, SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.url, MEILI_ADMIN_KEY: indexerKey },
-    );
-    if (indexed.code !== 0)
-      throw new Error(`indexer/cli.ts exited ${indexed.code}:\n${indexed.output.trim()}`);
-    log(`the indexer took ${indexed.seconds.toFixed(1)} s`);
-    const rssAfterIndexingBytes = memoryOf(engine.child.pid)?.rss ?? null;
+      log(`indexing ${catalogue.file} through the indexer`);
+      const indexer = await runMeasured(
+        'indexer',
+        process.execPath,
+        [...INDEXER_NODE_FLAGS, join(ROOT, 'indexer/cli.ts'), catalogue.file],
+        { ...env, SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.url, MEILI_ADMIN_KEY: indexerKey },
+      );
+      if (indexer.code !== 0)
+        throw new Error(`indexer/cli.ts exited ${indexer.code}:\n${indexer.output.trim()}`);
+      log(`the indexer took ${indexer.seconds.toFixed(1)} s`);
+      indexed = indexer;
+      kept?.markIndexed();
+    }
+    // An engine restarted on a kept index has not yet paged in what indexing left in memory.
+    const rssAfterIndexingBytes = indexed === null ? null : (memoryOf(engine.child.pid)?.rss ?? null);
 
     const meiliEnv = (host: string) => ({
       SEARCH_BACKEND: 'meilisearch',
@@ -485,170 +553,197 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     const vocab = await sampleVocabulary(service.url, auth, options.quick ? 3 : 20, random);
     // More distinct paths than a run can use: a path asked twice would come from the answer cache.
     const mix = mixPaths(vocab, random, options.quick ? 2_000 : 30_000);
-
-    // The engine requests behind each answer, recorded by a second service pointed at a proxy.
-    const recorder = await startRecorder(engine.url);
-    const recording = await startService(
-      'service (recording)',
-      join(work, 'unused.db'),
-      meiliEnv(recorder.url),
-    );
-    recorder.requests.length = 0;
-    const recorded = await measure({
-      baseUrl: recording.url,
-      paths: mix,
-      headers: auth,
-      connections: 8,
-      duration: 0,
-      amount: mix.length,
-    });
-    await recording.child.stop();
-    await recorder.close();
-    const requests = [...recorder.requests];
-    const requestsPerAnswer = requests.length / recorded.requests;
-    log(`recorded ${requests.length} engine requests for ${recorded.requests} answers`);
-
     const load = { connections: options.connections, duration: options.duration };
-    // CPU per answer of each process: where the time of a slow run goes.
-    const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
-    const mixCpuBefore = [cpuOf(service.child.pid), cpuOf(engine.child.pid)] as const;
-    const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup: 0 });
-    const perAnswerMs = (before: number, pid: number, count: number) => ((cpuOf(pid) - before) / count) * 1e3;
-    log(summary(`uncached mix (${mix.length} paths)`, mixRun));
-    log(
-      `  CPU per answer: service ${perAnswerMs(mixCpuBefore[0], service.child.pid, mixRun.requests).toFixed(2)} ms, engine ${perAnswerMs(mixCpuBefore[1], engine.child.pid, mixRun.requests).toFixed(2)} ms`,
-    );
-    if (mixRun.requests > mix.length)
-      log(`warning: the mix cycled (${mixRun.requests} requests): answers were cached`);
-    const replayCpuBefore = cpuOf(engine.child.pid);
-    const replay = await measure({ baseUrl: engine.url, paths: requests, ...load });
-    log(summary(`the same engine requests, replayed (${requests.length})`, replay));
-    log(
-      `  engine CPU per request: ${perAnswerMs(replayCpuBefore, engine.child.pid, replay.requests).toFixed(2)} ms`,
-    );
+    async function measureMix() {
+      // The engine requests behind each answer, recorded by a second service pointed at a proxy.
+      const recorder = await startRecorder(engine.url);
+      const recording = await startService(
+        'service (recording)',
+        join(work, 'unused.db'),
+        meiliEnv(recorder.url),
+      );
+      recorder.requests.length = 0;
+      const recorded = await measure({
+        baseUrl: recording.url,
+        paths: mix,
+        headers: auth,
+        connections: 8,
+        duration: 0,
+        amount: mix.length,
+      });
+      await recording.child.stop();
+      await recorder.close();
+      const requests = [...recorder.requests];
+      const requestsPerAnswer = requests.length / recorded.requests;
+      log(`recorded ${requests.length} engine requests for ${recorded.requests} answers`);
+
+      // CPU per answer of each process: where the time of a slow run goes.
+      const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
+      const mixCpuBefore = [cpuOf(service.child.pid), cpuOf(engine.child.pid)] as const;
+      const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup: 0 });
+      const perAnswerMs = (before: number, pid: number, count: number) =>
+        ((cpuOf(pid) - before) / count) * 1e3;
+      log(summary(`uncached mix (${mix.length} paths)`, mixRun));
+      log(
+        `  CPU per answer: service ${perAnswerMs(mixCpuBefore[0], service.child.pid, mixRun.requests).toFixed(2)} ms, engine ${perAnswerMs(mixCpuBefore[1], engine.child.pid, mixRun.requests).toFixed(2)} ms`,
+      );
+      if (mixRun.requests > mix.length)
+        log(`warning: the mix cycled (${mixRun.requests} requests): answers were cached`);
+      const replayCpuBefore = cpuOf(engine.child.pid);
+      const replay = await measure({ baseUrl: engine.url, paths: requests, ...load });
+      log(summary(`the same engine requests, replayed (${requests.length})`, replay));
+      log(
+        `  engine CPU per request: ${perAnswerMs(replayCpuBefore, engine.child.pid, replay.requests).toFixed(2)} ms`,
+      );
+      return { mix: mixRun, replay, requestsPerAnswer };
+    }
+    const mixRuns = want('mix') ? await measureMix() : {};
 
     // The engine's memory while it serves deep pages, one at a time and then all at once.
     const deepMemory = watchMemory(engine.child.pid);
     const one = { headers: auth, connections: 1, duration: 0, amount: options.quick ? 20 : 100 };
-    const pagePaths: Record<string, string> = {
-      'last page, sort=id': `/quotes?sort=id&limit=20&page=${lastPage}`,
-      'page at 80%, sort=category': `/quotes?sort=category&limit=20&page=${Math.max(1, Math.ceil(lastPage * 0.8))}`,
-      'middle page, sort=quote_length desc': `/quotes?sort=quote_length&order=desc&limit=20&page=${Math.max(1, Math.ceil(lastPage / 2))}`,
-    };
     const pages: MeiliResults['pages'] = {};
-    for (const [name, path] of Object.entries(pagePaths)) {
-      const result = await measure({
+    let pastTheEnd: MeiliResults['pastTheEnd'];
+    let inARow: LoadResult | undefined;
+    let burst: LoadResult | undefined;
+    if (want('pages')) {
+      const pagePaths: Record<string, string> = {
+        'last page, sort=id': `/quotes?sort=id&limit=20&page=${lastPage}`,
+        'page at 80%, sort=category': `/quotes?sort=category&limit=20&page=${Math.max(1, Math.ceil(lastPage * 0.8))}`,
+        'middle page, sort=quote_length desc': `/quotes?sort=quote_length&order=desc&limit=20&page=${Math.max(1, Math.ceil(lastPage / 2))}`,
+      };
+      for (const [name, path] of Object.entries(pagePaths)) {
+        const result = await measure({
+          baseUrl: service.url,
+          paths: distinctSpellings(path, one.amount),
+          ...one,
+        });
+        pages[name] = { ...result, path };
+        log(summary(name, result));
+      }
+      const pastPath = `/quotes?limit=20&page=${lastPage + 1}`;
+      pastTheEnd = {
+        ...(await measure({ baseUrl: service.url, paths: distinctSpellings(pastPath, one.amount), ...one })),
+        path: pastPath,
+      };
+      // Every answer here should be a 404: summary() would call them failures.
+      log(
+        `past the last page: p50 ${pastTheEnd.p50} ms, p99 ${pastTheEnd.p99} ms, statuses ${JSON.stringify(pastTheEnd.statuses)}`,
+      );
+      // Deep and past-the-end pages of every sort key in both orders, first one after another
+      // (each must be answered 200 or 404 within a page's target), then 50 at once: each must be
+      // answered (200, 404, or 503 where the service sheds load) within the service's engine timeout.
+      const burstPaths: string[] = [];
+      for (const field of SORT_FIELDS)
+        for (const order of ['asc', 'desc'])
+          for (const page of [lastPage + 1, lastPage, Math.ceil(lastPage * 0.8), Math.ceil(lastPage / 2)])
+            burstPaths.push(`/quotes?sort=${field}&order=${order}&limit=20&page=${Math.max(1, page)}`);
+      // Spelled differently from the burst (one field fewer), so that no answer of the row is cached for it.
+      const rowPaths = burstPaths.map((path) => `${path}&fields=${QUOTE_FIELDS.slice(0, -1).join(',')}`);
+      inARow = await measure({
         baseUrl: service.url,
-        paths: distinctSpellings(path, one.amount),
-        ...one,
+        paths: rowPaths,
+        headers: auth,
+        connections: 1,
+        duration: 0,
+        amount: rowPaths.length,
       });
-      pages[name] = { ...result, path };
-      log(summary(name, result));
+      log(
+        `${rowPaths.length} deep pages in a row: p50 ${inARow.p50} ms, slowest ${inARow.max} ms, statuses ${JSON.stringify(inARow.statuses)}`,
+      );
+      burst = await measure({
+        baseUrl: service.url,
+        paths: burstPaths.slice(0, 50),
+        headers: auth,
+        connections: 50,
+        duration: 0,
+        amount: 50,
+      });
+      log(
+        `50 deep pages at once: p50 ${burst.p50} ms, p99 ${burst.p99} ms, statuses ${JSON.stringify(burst.statuses)}`,
+      );
     }
-    const pastPath = `/quotes?limit=20&page=${lastPage + 1}`;
-    const pastTheEnd = {
-      ...(await measure({ baseUrl: service.url, paths: distinctSpellings(pastPath, one.amount), ...one })),
-      path: pastPath,
-    };
-    // Every answer here should be a 404: summary() would call them failures.
-    log(
-      `past the last page: p50 ${pastTheEnd.p50} ms, p99 ${pastTheEnd.p99} ms, statuses ${JSON.stringify(pastTheEnd.statuses)}`,
-    );
-    // Deep and past-the-end pages of every sort key in both orders, first one after another
-    // (each must be answered 200 or 404 within a page's target), then 50 at once: each must be
-    // answered (200, 404, or 503 where the service sheds load) within the service's engine timeout.
-    const burstPaths: string[] = [];
-    for (const field of SORT_FIELDS)
-      for (const order of ['asc', 'desc'])
-        for (const page of [lastPage + 1, lastPage, Math.ceil(lastPage * 0.8), Math.ceil(lastPage / 2)])
-          burstPaths.push(`/quotes?sort=${field}&order=${order}&limit=20&page=${Math.max(1, page)}`);
-    // Spelled differently from the burst (one field fewer), so that no answer of the row is cached for it.
-    const rowPaths = burstPaths.map((path) => `${path}&fields=${QUOTE_FIELDS.slice(0, -1).join(',')}`);
-    const inARow = await measure({
-      baseUrl: service.url,
-      paths: rowPaths,
-      headers: auth,
-      connections: 1,
-      duration: 0,
-      amount: rowPaths.length,
-    });
-    log(
-      `${rowPaths.length} deep pages in a row: p50 ${inARow.p50} ms, slowest ${inARow.max} ms, statuses ${JSON.stringify(inARow.statuses)}`,
-    );
-    const burst = await measure({
-      baseUrl: service.url,
-      paths: burstPaths.slice(0, 50),
-      headers: auth,
-      connections: 50,
-      duration: 0,
-      amount: 50,
-    });
-    log(
-      `50 deep pages at once: p50 ${burst.p50} ms, p99 ${burst.p99} ms, statuses ${JSON.stringify(burst.statuses)}`,
-    );
     const deepPeakRssBytes = deepMemory.peak() ?? null;
     deepMemory.stop();
-    const randomRun = await measure({
-      baseUrl: service.url,
-      paths: ['/quotes/random'],
-      headers: auth,
-      connections: options.connections,
-      duration: Math.max(1, Math.round(options.duration / 2)),
-    });
-    log(summary('/quotes/random', randomRun));
+    let randomRun: LoadResult | undefined;
+    if (want('random')) {
+      randomRun = await measure({
+        baseUrl: service.url,
+        paths: ['/quotes/random'],
+        headers: auth,
+        connections: options.connections,
+        duration: Math.max(1, Math.round(options.duration / 2)),
+      });
+      log(summary('/quotes/random', randomRun));
+    }
+    // Paths are drawn whatever --only chooses, so that a run measures the same requests alone as in all.
     const facets = facetPaths(random, options.quick ? 300 : 1500);
-    const facetRun = await measure({
-      baseUrl: service.url,
-      paths: facets,
-      headers: auth,
-      connections: options.connections,
-      duration: 0,
-      amount: facets.length,
-    });
-    log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
-    const authors = await measureAuthors(random, options, { baseUrl: service.url, headers: auth });
-    const search = await measureSearch(
-      catalogue.file,
-      random,
-      options,
-      { baseUrl: service.url, headers: auth },
-      async (paths) => {
-        // The engine requests behind the searches, recorded by a second service through a proxy
-        // on its own copies of the paths (the searches measured are not answered from a cache).
-        const searchRecorder = await startRecorder(engine.url);
-        const recordingSearch = await startService(
-          'service (recording q)',
-          join(work, 'unused.db'),
-          meiliEnv(searchRecorder.url),
-        );
-        const answered = await measure({
-          baseUrl: recordingSearch.url,
-          paths,
-          headers: auth,
-          connections: 8,
-          duration: 0,
-          amount: paths.length,
-        });
-        await recordingSearch.child.stop();
-        await searchRecorder.close();
-        const engineRequests = [...searchRecorder.requests];
-        const replayed = await measure({
-          baseUrl: engine.url,
-          paths: engineRequests,
-          connections: 10,
-          duration: Math.max(1, Math.round(options.duration / 2)),
-        });
-        log(
-          summary(
-            `q: the same engine requests replayed, 10 connections (${engineRequests.length})`,
-            replayed,
-          ),
-        );
-        return { replay: replayed, requestsPerAnswer: engineRequests.length / answered.requests };
-      },
-    );
+    let facetRun: LoadResult | undefined;
+    if (want('facets')) {
+      facetRun = await measure({
+        baseUrl: service.url,
+        paths: facets,
+        headers: auth,
+        connections: options.connections,
+        duration: 0,
+        amount: facets.length,
+      });
+      log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
+    }
+    const authors = want('authors')
+      ? await measureAuthors(random, options, { baseUrl: service.url, headers: auth })
+      : undefined;
+    let search: SearchResults | undefined;
+    if (!want('q')) await searchPaths(catalogue.file, random, searchPathCount(options) * 2);
+    else
+      search = await measureSearch(
+        catalogue.file,
+        random,
+        options,
+        { baseUrl: service.url, headers: auth },
+        async (paths) => {
+          // The engine requests behind the searches, recorded by a second service through a proxy
+          // on its own copies of the paths (the searches measured are not answered from a cache).
+          const searchRecorder = await startRecorder(engine.url);
+          const recordingSearch = await startService(
+            'service (recording q)',
+            join(work, 'unused.db'),
+            meiliEnv(searchRecorder.url),
+          );
+          const answered = await measure({
+            baseUrl: recordingSearch.url,
+            paths,
+            headers: auth,
+            connections: 8,
+            duration: 0,
+            amount: paths.length,
+          });
+          await recordingSearch.child.stop();
+          await searchRecorder.close();
+          const engineRequests = [...searchRecorder.requests];
+          const replayed = await measure({
+            baseUrl: engine.url,
+            paths: engineRequests,
+            connections: 10,
+            duration: Math.max(1, Math.round(options.duration / 2)),
+          });
+          log(
+            summary(
+              `q: the same engine requests replayed, 10 connections (${engineRequests.length})`,
+              replayed,
+            ),
+          );
+          return { replay: replayed, requestsPerAnswer: engineRequests.length / answered.requests };
+        },
+      );
     const features: Partial<Record<FeatureKind, LoadResult>> = {};
+    const runOf: Record<FeatureKind, MeiliRun> = {
+      ranges: 'ranges',
+      'random count=50': 'random-count',
+      today: 'today',
+    };
     for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 500 : 5_000))) {
+      if (!want(runOf[kind as FeatureKind])) continue;
       features[kind as FeatureKind] = await measure({
         baseUrl: service.url,
         paths,
@@ -664,12 +759,11 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     const results: MeiliResults = {
       engine: { version, rssAfterIndexingBytes, peakRssBytes, deepPeakRssBytes },
       catalogue: { count: options.count, bytes: catalogue.bytes },
-      indexing: { seconds: indexed.seconds, peakRssBytes: indexed.peakRssBytes ?? null },
+      indexing:
+        indexed === null ? null : { seconds: indexed.seconds, peakRssBytes: indexed.peakRssBytes ?? null },
       directIngestionSeconds,
       totalQuotes,
-      mix: mixRun,
-      replay,
-      requestsPerAnswer,
+      ...mixRuns,
       pages,
       random: randomRun,
       facets: facetRun,

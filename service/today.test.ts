@@ -209,4 +209,24 @@ describe.skipIf('skip' in source)('quote of the day: the same on both engines', 
     }
     expect(compared).toBe(150);
   });
+
+  it('for sparse matches too, whether a day finds one among its first candidates or by its offset', async () => {
+    // The 2 to 4 longest quotes of 1,500: a span of 1,500 ids and 128 candidates a day, so
+    // some days find one among their candidates and the others fall back to the day's offset.
+    const lengths = CATALOGUES.generated.map((q) => q.quote_length).sort((x, y) => y - x);
+    const found = new Set<number>();
+    for (const rank of [1, 2, 3]) {
+      const min = lengths[rank] as number;
+      for (let d = 0; d < 15; d++) {
+        clock.now = NOON + d * DAY;
+        const a = await today(sqlite.generated.replicas[0], `min_length=${min}`);
+        const b = await today(meili.generated.replicas[0], `min_length=${min}`);
+        expect(a.statusCode).toBe(200);
+        expect((a.json() as Quote).quote_length).toBeGreaterThanOrEqual(min);
+        expect(b.body, `min_length=${min} day ${d}`).toBe(a.body);
+        found.add((a.json() as Quote).id);
+      }
+    }
+    expect(found.size).toBeGreaterThan(1);
+  });
 });

@@ -17,34 +17,34 @@ export interface MeiliResults {
     deepPeakRssBytes: number | null;
   };
   catalogue: { count: number; bytes: number };
-  /** The indexer, through its scoped key, including settings, validation and the swap. */
-  indexing: { seconds: number; peakRssBytes: number | null };
+  /** The indexer, through its scoped key, including settings, validation and the swap (null: an engine directory reused). */
+  indexing: { seconds: number; peakRssBytes: number | null } | null;
   /** The same documents posted straight to the engine, settings first, two tasks in flight. */
-  directIngestionSeconds: number;
+  directIngestionSeconds: number | null;
   /** `total_quotes` of `GET /quotes` with no filter. */
   totalQuotes: number;
   /** The uncached mix through the service. */
-  mix: LoadResult;
+  mix?: LoadResult;
   /** The engine requests the service sent for the mix, replayed straight at the engine. */
-  replay: LoadResult;
+  replay?: LoadResult;
   /** Engine requests per answer of the service, as recorded. */
-  requestsPerAnswer: number;
+  requestsPerAnswer?: number;
   /** Deep and past-the-end pages, one request at a time; random quotes at full concurrency. */
   pages: Record<string, LoadResult & { path: string }>;
-  random: LoadResult;
+  random?: LoadResult;
   /** Unfiltered `/quotes/facets`, every request distinct (uncached). */
   facets?: LoadResult;
   /** `/authors?sort=quote_count&order=desc` and `/authors/{id}`, each alone. */
   authors?: { top: LoadResult; byId: LoadResult };
   /** Range filters, `/quotes/random?count=50` and `/quotes/today`, each alone (distinct paths). */
   features?: Partial<Record<string, LoadResult>>;
-  pastTheEnd: LoadResult & { path: string };
+  pastTheEnd?: LoadResult & { path: string };
   /** Full-text search (`q`) through the service, and its engine requests replayed. */
   search?: SearchResults;
   /** 50 deep and past-the-end pages at once, every sort key in both orders. */
-  burst: LoadResult;
+  burst?: LoadResult;
   /** Deep and past-the-end pages of every sort key in both orders, one after another. */
-  inARow: LoadResult;
+  inARow?: LoadResult;
 }
 
 export interface MeiliReport {
@@ -71,7 +71,7 @@ export const MEILI_TARGETS = {
 
 /** Service answers per second of the replay: engine requests per second over requests per answer. */
 export function replayAnswersPerSecond(results: MeiliResults): number {
-  return results.replay.rps / Math.max(results.requestsPerAnswer, Number.MIN_VALUE);
+  return (results.replay?.rps ?? 0) / Math.max(results.requestsPerAnswer ?? 0, Number.MIN_VALUE);
 }
 
 function onlyStatus(result: LoadResult, status: string): boolean {
@@ -85,31 +85,36 @@ export function evaluateMeili(results: MeiliResults, count: number): TargetResul
     out.push({ name, target: `≤ ${max}`, value, pass: value === null ? null : value <= max && extra });
   const atLeast = (name: string, value: number, min: number) =>
     out.push({ name, target: `≥ ${min}`, value, pass: value >= min });
+  const { indexing, directIngestionSeconds } = results;
   atMost(
     'indexing: indexer / engine ingestion',
-    results.indexing.seconds / results.directIngestionSeconds,
+    indexing === null || directIngestionSeconds === null ? null : indexing.seconds / directIngestionSeconds,
     t.indexingRatio,
   );
   atMost(
     'indexer peak RSS (MB)',
-    results.indexing.peakRssBytes === null ? null : Math.round(results.indexing.peakRssBytes / 1e6),
+    indexing?.peakRssBytes == null ? null : Math.round(indexing.peakRssBytes / 1e6),
     t.indexerRssBytes / 1e6,
   );
-  atLeast(
-    'uncached mix: service / direct replay',
-    results.mix.rps / replayAnswersPerSecond(results),
-    t.mixRatio,
-  );
-  atMost('uncached mix p99 (ms)', results.mix.p99, t.mixP99Ms);
+  if (results.mix !== undefined) {
+    atLeast(
+      'uncached mix: service / direct replay',
+      results.mix.rps / replayAnswersPerSecond(results),
+      t.mixRatio,
+    );
+    atMost('uncached mix p99 (ms)', results.mix.p99, t.mixP99Ms);
+  }
   for (const [name, page] of Object.entries(results.pages)) {
     atMost(`${name}: p99 (ms), all 200`, page.p99, t.pageP99Ms, onlyStatus(page, '200'));
   }
-  atMost(
-    '/quotes/random p99 (ms), all 200',
-    results.random.p99,
-    t.randomP99Ms,
-    onlyStatus(results.random, '200'),
-  );
+  if (results.random !== undefined) {
+    atMost(
+      '/quotes/random p99 (ms), all 200',
+      results.random.p99,
+      t.randomP99Ms,
+      onlyStatus(results.random, '200'),
+    );
+  }
   if (results.facets !== undefined) {
     atMost(
       'unfiltered facets, uncached: p99 (ms), all 200',
@@ -118,32 +123,30 @@ export function evaluateMeili(results: MeiliResults, count: number): TargetResul
       onlyStatus(results.facets, '200'),
     );
   }
-  atMost(
-    'past the last page: p99 (ms), all 404',
-    results.pastTheEnd.p99,
-    t.pastTheEndP99Ms,
-    onlyStatus(results.pastTheEnd, '404'),
-  );
-  const rowAnswered =
-    results.inARow.errors === 0 &&
-    results.inARow.timeouts === 0 &&
-    Object.keys(results.inARow.statuses).every((status) => ['200', '404'].includes(status));
-  atMost(
-    'deep pages of every sort, in a row: slowest (ms), each 200 or 404',
-    results.inARow.max ?? results.inARow.p99,
-    t.pageP99Ms,
-    rowAnswered,
-  );
-  const burstAnswered =
-    results.burst.errors === 0 &&
-    results.burst.timeouts === 0 &&
-    Object.keys(results.burst.statuses).every((status) => ['200', '404', '503'].includes(status));
-  atMost(
-    '50 deep pages at once: p99 (ms), each 200, 404 or 503',
-    results.burst.p99,
-    t.burstP99Ms,
-    burstAnswered,
-  );
+  const { pastTheEnd, inARow, burst } = results;
+  if (pastTheEnd !== undefined && inARow !== undefined && burst !== undefined) {
+    atMost(
+      'past the last page: p99 (ms), all 404',
+      pastTheEnd.p99,
+      t.pastTheEndP99Ms,
+      onlyStatus(pastTheEnd, '404'),
+    );
+    const rowAnswered =
+      inARow.errors === 0 &&
+      inARow.timeouts === 0 &&
+      Object.keys(inARow.statuses).every((status) => ['200', '404'].includes(status));
+    atMost(
+      'deep pages of every sort, in a row: slowest (ms), each 200 or 404',
+      inARow.max ?? inARow.p99,
+      t.pageP99Ms,
+      rowAnswered,
+    );
+    const burstAnswered =
+      burst.errors === 0 &&
+      burst.timeouts === 0 &&
+      Object.keys(burst.statuses).every((status) => ['200', '404', '503'].includes(status));
+    atMost('50 deep pages at once: p99 (ms), each 200, 404 or 503', burst.p99, t.burstP99Ms, burstAnswered);
+  }
   const { rssAfterIndexingBytes: after, deepPeakRssBytes: peak } = results.engine;
   atMost(
     'engine peak RSS serving deep pages / after indexing',
@@ -167,13 +170,13 @@ export function meiliFailures(results: MeiliResults): string[] {
     if (bad > 0)
       out.push(`${name}: ${bad} requests not ${status} (${JSON.stringify(r.statuses)}, ${r.errors} errors)`);
   };
-  check('uncached mix', results.mix);
-  check('direct replay', results.replay);
+  if (results.mix !== undefined) check('uncached mix', results.mix);
+  if (results.replay !== undefined) check('direct replay', results.replay);
   for (const [name, page] of Object.entries(results.pages)) check(name, page);
-  check('/quotes/random', results.random);
+  if (results.random !== undefined) check('/quotes/random', results.random);
   if (results.facets !== undefined) check('unfiltered facets', results.facets);
   for (const [name, r] of Object.entries(results.features ?? {})) if (r !== undefined) check(name, r);
-  check('past the last page', results.pastTheEnd, '404');
+  if (results.pastTheEnd !== undefined) check('past the last page', results.pastTheEnd, '404');
   return out;
 }
 
@@ -190,25 +193,37 @@ export function meiliTable(report: MeiliReport): string {
     ['catalogue', `${c.count} quotes, ${(r.catalogue.bytes / 1e6).toFixed(1)} MB`],
     [
       'indexing (indexer / engine alone)',
-      `${r.indexing.seconds.toFixed(1)} s / ${r.directIngestionSeconds.toFixed(1)} s; indexer peak RSS ${mb(r.indexing.peakRssBytes)}`,
+      r.indexing === null
+        ? 'reused (--engine-dir)'
+        : `${r.indexing.seconds.toFixed(1)} s / ${r.directIngestionSeconds === null ? 'not measured' : `${r.directIngestionSeconds.toFixed(1)} s`}; indexer peak RSS ${mb(r.indexing.peakRssBytes)}`,
     ],
     ['total_quotes', String(r.totalQuotes)],
-    [`uncached mix, service (${c.connections} connections)`, run(r.mix)],
-    [
-      'the same engine requests, replayed',
-      `${run(r.replay)}; ${r.requestsPerAnswer.toFixed(2)} per answer = ${Math.round(replayAnswersPerSecond(r))} answers/s`,
-    ],
+    ...(r.mix === undefined || r.replay === undefined
+      ? []
+      : ([
+          [`uncached mix, service (${c.connections} connections)`, run(r.mix)],
+          [
+            'the same engine requests, replayed',
+            `${run(r.replay)}; ${(r.requestsPerAnswer ?? 0).toFixed(2)} per answer = ${Math.round(replayAnswersPerSecond(r))} answers/s`,
+          ],
+        ] as Array<[string, string]>)),
     ...Object.entries(r.pages).map(([name, page]): [string, string] => [
       `${name} (one at a time)`,
       run(page),
     ]),
-    ['past the last page (one at a time)', run(r.pastTheEnd)],
-    [
-      `${r.inARow.requests} deep and past-the-end pages in a row, every sort`,
-      `${run(r.inARow)}, slowest ${r.inARow.max ?? 'n/a'} ms; ${JSON.stringify(r.inARow.statuses)}`,
-    ],
-    ['50 deep and past-the-end pages at once', `${run(r.burst)}; ${JSON.stringify(r.burst.statuses)}`],
-    [`/quotes/random (${c.connections} connections)`, run(r.random)],
+    ...(r.pastTheEnd === undefined || r.inARow === undefined || r.burst === undefined
+      ? []
+      : ([
+          ['past the last page (one at a time)', run(r.pastTheEnd)],
+          [
+            `${r.inARow.requests} deep and past-the-end pages in a row, every sort`,
+            `${run(r.inARow)}, slowest ${r.inARow.max ?? 'n/a'} ms; ${JSON.stringify(r.inARow.statuses)}`,
+          ],
+          ['50 deep and past-the-end pages at once', `${run(r.burst)}; ${JSON.stringify(r.burst.statuses)}`],
+        ] as Array<[string, string]>)),
+    ...(r.random === undefined
+      ? []
+      : ([[`/quotes/random (${c.connections} connections)`, run(r.random)]] as Array<[string, string]>)),
     ...(r.facets === undefined
       ? []
       : [

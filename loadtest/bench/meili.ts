@@ -29,11 +29,18 @@ export interface Engine {
   masterKey: string;
 }
 
-/** Starts the engine on a free loopback port with its database in `dbDir`. */
-export async function startMeili(binary: string, dbDir: string, env: NodeJS.ProcessEnv): Promise<Engine> {
+/**
+ * Starts the engine on a free loopback port with its database in `dbDir`, with `masterKey` (a
+ * kept database's) or a new one.
+ */
+export async function startMeili(
+  binary: string,
+  dbDir: string,
+  env: NodeJS.ProcessEnv,
+  masterKey = randomBytes(24).toString('hex'),
+): Promise<Engine> {
   const port = await freePort();
-  // Generated per run and never printed: the engine's production mode demands a master key.
-  const masterKey = randomBytes(24).toString('hex');
+  // Generated per run (or per kept database) and never printed: production mode demands one.
   const child = start(
     'meilisearch',
     binary,

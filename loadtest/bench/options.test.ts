@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { UsageError } from '../../service/command-line.ts';
-import { parseBenchArgs } from './options.ts';
+import { MEILI_RUNS, parseBenchArgs } from './options.ts';
 import { INDEXER_NODE_FLAGS, SERVICE_NODE_FLAGS } from './processes.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
@@ -36,7 +36,23 @@ describe('parseBenchArgs', () => {
       cacheDir: join(ROOT, 'loadtest/results/cache'),
       redis: true,
       check: false,
+      only: new Set(MEILI_RUNS),
     });
+  });
+
+  it('keeps an engine directory and picks runs for the Meilisearch backend only', () => {
+    const options = parseBenchArgs(
+      ['--backend', 'meilisearch', '--engine-dir', 'engine', '--only', 'random,today'],
+      ROOT,
+      '/home/someone',
+    );
+    expect(options).toMatchObject({ engineDir: '/home/someone/engine', only: new Set(['random', 'today']) });
+    expect(() => parseBenchArgs(['--backend', 'meilisearch', '--only', 'random,all'], ROOT)).toThrow(
+      new UsageError(`--only takes runs among ${MEILI_RUNS.join(', ')}, got 'all'`),
+    );
+    expect(() => parseBenchArgs(['--engine-dir', 'engine'], ROOT)).toThrow(
+      new UsageError('--engine-dir and --only go with --backend meilisearch'),
+    );
   });
 
   it('makes --quick small and short unless told otherwise', () => {

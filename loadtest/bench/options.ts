@@ -2,6 +2,21 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseCommandLine, UsageError } from '../../service/command-line.ts';
 
+/** The runs of the Meilisearch benchmark that --only can choose. */
+export const MEILI_RUNS = [
+  'ingestion',
+  'mix',
+  'pages',
+  'random',
+  'facets',
+  'q',
+  'ranges',
+  'random-count',
+  'today',
+  'authors',
+] as const;
+export type MeiliRun = (typeof MEILI_RUNS)[number];
+
 export const USAGE = `Usage: npm run bench -- [options]
        node loadtest/bench.ts [options]
 
@@ -24,6 +39,12 @@ peak memory. Prints a markdown table and writes a JSON report.
   --cache-dir DIR   where generated catalogues are kept (default loadtest/results/cache)
   --no-redis        skip the Redis store comparison
   --check           exit 2 when a target fails (exit 1 is kept for failed requests)
+  --engine-dir DIR  meilisearch: keep the engine's database in DIR and reuse it; a DIR already
+                    indexed with the same --count and --seed skips both indexings (their rows
+                    then say "reused"); a new or empty DIR is indexed and kept; a DIR holding
+                    files the benchmark did not write is refused
+  --only LIST       meilisearch: measure only these runs, comma-separated (default: all):
+                    ${MEILI_RUNS.join(', ')}
   --help            show this help
 
 Exit codes: 0 measured; 1 some requests failed or the benchmark could not run; 2 bad usage or,
@@ -44,6 +65,10 @@ export interface BenchOptions {
   cacheDir: string;
   redis: boolean;
   check: boolean;
+  /** Meilisearch: where the engine's database is kept between runs (undefined: a scratch directory). */
+  engineDir?: string;
+  /** Meilisearch: the runs to measure. */
+  only: ReadonlySet<MeiliRun>;
 }
 
 function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
@@ -73,6 +98,8 @@ export function parseBenchArgs(
     'cache-dir': { type: 'string' },
     'no-redis': { type: 'boolean' },
     check: { type: 'boolean' },
+    'engine-dir': { type: 'string' },
+    only: { type: 'string' },
     help: { type: 'boolean' },
   });
   if (values.help === true) return 'help';
@@ -84,6 +111,17 @@ export function parseBenchArgs(
   if (backend !== 'sqlite' && backend !== 'meilisearch') {
     throw new UsageError(`--backend must be sqlite or meilisearch, got '${backend}'`);
   }
+  const only = str('only');
+  const runs = only === undefined ? [...MEILI_RUNS] : only.split(',').map((name) => name.trim());
+  for (const name of runs) {
+    if (!(MEILI_RUNS as readonly string[]).includes(name)) {
+      throw new UsageError(`--only takes runs among ${MEILI_RUNS.join(', ')}, got '${name}'`);
+    }
+  }
+  if ((str('engine-dir') !== undefined || only !== undefined) && backend !== 'meilisearch') {
+    throw new UsageError('--engine-dir and --only go with --backend meilisearch');
+  }
+  const engineDir = str('engine-dir');
   return {
     backend,
     count: integer('count', str('count'), quick ? 10_000 : 200_000, 1, 10_000_000),
@@ -99,5 +137,7 @@ export function parseBenchArgs(
     cacheDir: path(str('cache-dir'), 'loadtest/results/cache'),
     redis: values['no-redis'] !== true,
     check: values.check === true,
+    ...(engineDir === undefined ? {} : { engineDir: path(engineDir, '') }),
+    only: new Set(runs as MeiliRun[]),
   };
 }

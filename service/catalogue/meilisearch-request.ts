@@ -522,6 +522,14 @@ export function getRequest(
 }
 
 /**
+ * The lowest (`asc`) or highest (`desc`) id of the catalogue, with the total and the build that
+ * answered: sorted by id with no filter, the engine reads the first value of the id's facet.
+ */
+export function idEndRequest(direction: 'asc' | 'desc'): FetchRequest {
+  return { sort: [`id:${direction}`], offset: 0, limit: 1, fields: ['id', 'catalogue_version'] };
+}
+
+/**
  * `info`: the catalogue size (exact) and, from any one document, the version its build wrote.
  * One request, so both come from the same catalogue even during a swap.
  */
@@ -661,6 +669,27 @@ export const SAMPLE_GAP = 16;
  */
 export function sampleScanRequest(filter: string | undefined, limit = SAMPLE_SCAN): FetchRequest {
   return withFilter(filter, { offset: 0, limit, fields: ['id', 'catalogue_version'] });
+}
+
+/**
+ * `randomSample` by rejection: which of the candidate `ids` match `filter`, with `fields`. One
+ * evaluation of the filter for as many candidates as the request names.
+ */
+export function sampleCandidatesRequest(
+  filter: string | undefined,
+  ids: readonly number[],
+  fields: readonly string[],
+): FetchRequest {
+  for (const id of ids) {
+    if (!Number.isSafeInteger(id)) throw new Error(`id ${id} is not an integer`);
+  }
+  const among = idsIn('id', ids);
+  return {
+    filter: filter === undefined ? among : `(${filter}) AND ${among}`,
+    offset: 0,
+    limit: ids.length,
+    fields: [...fields],
+  };
 }
 
 /** `randomSample`, second read when every id is known: the drawn quotes by id. */

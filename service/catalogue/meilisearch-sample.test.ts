@@ -26,6 +26,8 @@ describe.skipIf('skip' in source)(SUITE, () => {
   let engine: MeiliEngine | undefined;
   let built: MeiliCatalogue | undefined;
   let index: CatalogueIndex;
+  /** The same catalogue read offset by offset only, never by rejection of candidate ids. */
+  let byOffsets: CatalogueIndex;
 
   beforeAll(async () => {
     if ('skip' in source) return;
@@ -39,10 +41,19 @@ describe.skipIf('skip' in source)(SUITE, () => {
       sampleScan: 20,
     });
     await index.info();
+    byOffsets = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: built.env.MEILI_API_KEY,
+      index: built.env.MEILI_INDEX as string,
+      timeoutMs: 10_000,
+      sampleScan: 20,
+      sampleByIds: false,
+    });
   }, 120_000);
 
   afterAll(async () => {
     await index?.close();
+    await byOffsets?.close();
     await built?.remove();
     await engine?.stop();
   });
@@ -53,42 +64,69 @@ describe.skipIf('skip' in source)(SUITE, () => {
     return n >= 4 && n <= 6;
   }) as number;
 
-  it('reads few matches by id and many offset by offset, always distinct and matching', async () => {
-    for (const [filters, n] of [
-      [{}, 50],
-      [{ author_id: [String(few)] }, 50],
-      [{ author_id: [String(few)] }, 2],
-      [{ category: ['fiction'] }, 37],
-    ] as const) {
-      const normalised = normaliseFilters(filters);
-      const matching = new Map(
-        quotes
-          .filter(
-            (q) =>
-              (!('author_id' in filters) || q.author_id === few) &&
-              (!('category' in filters) || q.category.toLowerCase() === 'fiction'),
-          )
-          .map((q) => [q.id, q]),
-      );
-      const drawn = await index.randomSample(normalised, null, n);
-      expect(drawn).toHaveLength(Math.min(n, matching.size));
-      expect(new Set(drawn.map((q) => q.id)).size).toBe(drawn.length);
-      for (const q of drawn) expect(q).toEqual(matching.get(q.id as number));
-    }
+  it('reads few matches by id and many by rejection or offset by offset, always distinct and matching', async () => {
+    for (const reader of [index, byOffsets])
+      for (const [filters, n] of [
+        [{}, 50],
+        [{ author_id: [String(few)] }, 50],
+        [{ author_id: [String(few)] }, 2],
+        [{ category: ['fiction'] }, 37],
+      ] as const) {
+        const normalised = normaliseFilters(filters);
+        const matching = new Map(
+          quotes
+            .filter(
+              (q) =>
+                (!('author_id' in filters) || q.author_id === few) &&
+                (!('category' in filters) || q.category.toLowerCase() === 'fiction'),
+            )
+            .map((q) => [q.id, q]),
+        );
+        const drawn = await reader.randomSample(normalised, null, n);
+        expect(drawn).toHaveLength(Math.min(n, matching.size));
+        expect(new Set(drawn.map((q) => q.id)).size).toBe(drawn.length);
+        for (const q of drawn) expect(q).toEqual(matching.get(q.id as number));
+      }
     expect(await index.randomSample(normaliseFilters({ author_id: ['999999'] }), null, 3)).toEqual([]);
   });
 
-  it('draws offset by offset uniformly over the whole catalogue', async () => {
-    const buckets = new Array<number>(8).fill(0);
-    const position = new Map(quotes.map((q, i) => [q.id, i]));
-    for (let i = 0; i < 60; i++) {
-      for (const q of await index.randomSample({}, ['id'], 50)) {
-        const at = Math.floor(((position.get(q.id as number) as number) * buckets.length) / quotes.length);
-        buckets[at] = (buckets[at] as number) + 1;
+  it('draws uniformly over the whole catalogue, by rejection and offset by offset', async () => {
+    for (const reader of [index, byOffsets]) {
+      const buckets = new Array<number>(8).fill(0);
+      const position = new Map(quotes.map((q, i) => [q.id, i]));
+      for (let i = 0; i < 60; i++) {
+        for (const q of await reader.randomSample({}, ['id'], 50)) {
+          const at = Math.floor(((position.get(q.id as number) as number) * buckets.length) / quotes.length);
+          buckets[at] = (buckets[at] as number) + 1;
+        }
       }
+      // 7 degrees of freedom: P(chi-square > 55) is below 1e-9.
+      expect(chiSquare(buckets)).toBeLessThan(55);
     }
-    // 7 degrees of freedom: P(chi-square > 55) is below 1e-9.
-    expect(chiSquare(buckets)).toBeLessThan(55);
+  }, 60_000);
+
+  it('draws among many matches of a filter uniformly, by rejection of candidate ids and offset by offset', async () => {
+    const filters = normaliseFilters({ category: ['fiction'] });
+    const matching = quotes.filter((q) => q.category.toLowerCase() === 'fiction').map((q) => q.id);
+    expect(matching.length).toBeGreaterThan(20);
+    for (const reader of [index, byOffsets]) {
+      const seen = new Map(matching.map((id) => [id, 0]));
+      // Ten draws of each match expected.
+      const rounds = matching.length;
+      for (let i = 0; i < rounds; i++) {
+        const drawn = await reader.randomSample(filters, ['id'], 10);
+        expect(new Set(drawn.map((q) => q.id)).size).toBe(10);
+        for (const q of drawn) seen.set(q.id as number, (seen.get(q.id as number) ?? Number.NaN) + 1);
+      }
+      expect(seen.size).toBe(matching.length);
+      // k = matches - 1 degrees of freedom: mean k, standard deviation sqrt(2k); beyond ten of
+      // them a fair sampler goes less than once in a billion runs.
+      const k = matching.length - 1;
+      expect({
+        reader: reader === index ? 'by rejection' : 'by offsets',
+        chiSquare: chiSquare([...seen.values()]) < k + 10 * Math.sqrt(2 * k),
+      }).toEqual({ reader: reader === index ? 'by rejection' : 'by offsets', chiSquare: true });
+    }
   }, 60_000);
 
   it('draws every ordered pair of a few matches equally often, by id', async () => {

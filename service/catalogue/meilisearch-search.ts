@@ -105,11 +105,11 @@ export function sortedSearch(query: ListQuery): SearchRequest {
 }
 
 /**
- * `list` in relevance order, first step: the page as the first two groups (text) see it, and the
- * number of matches of the third. When the page reaches past the text matches,
- * {@link restSearch} reads the rest of it.
+ * `list` in relevance order, first step: the page as the first two groups (text) see it; sent
+ * with {@link searchCount}, all the matches, whose difference is the third group's size. When the
+ * page reaches past the text matches, {@link restSearch} reads the rest of it.
  */
-export function rankedSearches(query: ListQuery): { text: SearchRequest; restCount: SearchRequest } {
+export function rankedSearches(query: ListQuery): { text: SearchRequest } {
   const words = query.filters.q as readonly string[];
   const filters = groupFilters(query);
   return {
@@ -120,7 +120,6 @@ export function rankedSearches(query: ListQuery): { text: SearchRequest; restCou
       hitsPerPage: query.limit,
       attributesToRetrieve: retrievedFields(query.fields),
     },
-    restCount: { filter: filters.rest, page: 1, hitsPerPage: 0 },
   };
 }
 

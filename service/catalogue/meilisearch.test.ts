@@ -26,7 +26,7 @@ import { loadConfig } from '../config.ts';
 import { rawHttp } from '../test-app.ts';
 import { buildMeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
-import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, openMeiliCatalogue } from './meilisearch.ts';
+import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogue } from './meilisearch.ts';
 import { createMeiliBuilder } from './meilisearch-builder.ts';
 import {
   buildFilter,
@@ -730,12 +730,128 @@ describe('the read protocol', () => {
         ? { status: 200, json: fetched([], 1, body.offset, 1) }
         : { status: 200, json: fetched([{ id: 7 }], 1, body.offset, 1) };
     });
-    expect(await open(engine.host).random({}, ['id'])).toEqual({ id: 7 });
+    expect(await open(engine.host).random(normaliseFilters({ genre: ['gothic'] }), ['id'])).toEqual({
+      id: 7,
+    });
     expect(engine.requests.map((r) => (r.body as { offset: number }).offset)).toEqual([
       0,
       expect.any(Number),
       0,
     ]);
+  });
+
+  /** An engine holding `ids` (ascending) in catalogue `version`, answering what `random({})` reads. */
+  const catalogueOfIds = (ids: readonly number[], version = 'v1') =>
+    scriptedEngine((request) => {
+      const byId = /^\/indexes\/quotes\/documents\/(\d+)\?/.exec(request.url);
+      if (byId !== null) {
+        const id = Number(byId[1]);
+        return ids.includes(id)
+          ? { status: 200, json: { id, catalogue_version: version } }
+          : apiError(404, 'document_not_found', `Document \`${id}\` not found.`);
+      }
+      const body = request.body as { limit: number; offset: number; sort?: string[] };
+      const sorted = body.sort?.[0] === 'id:desc' ? [...ids].reverse() : ids;
+      const results = sorted
+        .slice(body.offset, body.offset + body.limit)
+        .map((id) => ({ id, catalogue_version: version }));
+      return { status: 200, json: fetched(results, ids.length, body.offset, body.limit) };
+    });
+
+  it('draws an unfiltered random quote as a uniform id read by key when the ids have no gap', async () => {
+    engine = await catalogueOfIds([11, 12, 13, 14]);
+    const index = open(engine.host);
+    const seen = new Set<number>();
+    for (let i = 0; i < 60; i++) seen.add((await index.random({}, ['id']))?.id as number);
+    // Every id is drawn (P(miss one) < 4 × 0.75^60 ≈ 1e-7), none outside them.
+    expect([...seen].sort()).toEqual([11, 12, 13, 14]);
+    // The version, then both ends of the ids once; after that, one read by key per draw.
+    const reads = engine.requests.map((r) => `${r.method} ${r.url}`);
+    expect(reads.slice(0, 3).sort()).toEqual([`POST ${FETCH}`, `POST ${FETCH}`, `POST ${FETCH}`]);
+    expect(
+      engine.requests
+        .slice(1, 3)
+        .map((r) => (r.body as { sort: string[] }).sort)
+        .sort(),
+    ).toEqual([['id:asc'], ['id:desc']]);
+    expect(reads.slice(3)).toHaveLength(60);
+    for (const read of reads.slice(3)) {
+      expect(read).toMatch(/^GET \/indexes\/quotes\/documents\/1[1-4]\?fields=id%2Ccatalogue_version$/);
+    }
+  });
+
+  it('counts the unfiltered facets of each new catalogue as soon as it is served, before any facet request', async () => {
+    let version = 'v1';
+    const FIELD_OF: Record<string, string> = {
+      author_key: 'author',
+      work_key: 'work',
+      category_key: 'category',
+      genre_keys: 'genre',
+    };
+    engine = await scriptedEngine((request) => {
+      if (request.url.endsWith('/search')) {
+        const distribution = {
+          author_key: { a: 1, b: 1 },
+          work_key: { w: 2 },
+          category_key: { c: 2 },
+          genre_keys: { g: 2 },
+        };
+        return { status: 200, json: { totalHits: 2, hits: [], facetDistribution: distribution } };
+      }
+      const body = request.body as { filter?: string; limit: number };
+      if (body.filter === undefined)
+        return { status: 200, json: fetched([{ catalogue_version: version }], 2, 0, 1) };
+      // The display value of a key: the key upper-cased, a genre as it is.
+      const [, attribute = '', key = ''] = /^(\w+) = "(.*)"$/.exec(body.filter) ?? [];
+      const field = FIELD_OF[attribute] as string;
+      const value = field === 'genre' ? [key] : key.toUpperCase();
+      return { status: 200, json: fetched([{ [field]: value, catalogue_version: version }], 1, 0, 1) };
+    });
+    const index = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: 'k',
+      index: 'quotes',
+      timeoutMs: 2_000,
+      warmFacets: true,
+    });
+    const searches = () => engine?.requests.filter((r) => r.url.endsWith('/search')).length;
+    const settled = async () => {
+      for (let before = -1; before !== engine?.requests.length; ) {
+        before = engine?.requests.length ?? 0;
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    };
+    await index.info();
+    await settled();
+    expect(searches()).toBe(1);
+    const before = engine.requests.length;
+    expect(await index.facets({ filters: {}, facets: ['author', 'genre'], limit: 2 })).toEqual({
+      total: 2,
+      facets: {
+        author: [
+          { value: 'A', count: 1 },
+          { value: 'B', count: 1 },
+        ],
+        genre: [{ value: 'g', count: 2 }],
+      },
+    });
+    // Answered from what was counted when the catalogue was first served.
+    expect(engine.requests.length).toBe(before);
+    // A new catalogue is counted again as soon as it is seen, never answered from the old counts.
+    version = 'v2';
+    await new Promise((done) => setTimeout(done, INFO_TTL_MS + 50));
+    await index.info();
+    await settled();
+    expect(searches()).toBe(2);
+  });
+
+  it('draws an unfiltered random quote at an offset when the ids have gaps', async () => {
+    engine = await catalogueOfIds([2, 5, 9]);
+    const index = open(engine.host);
+    const seen = new Set<number>();
+    for (let i = 0; i < 40; i++) seen.add((await index.random({}, ['id']))?.id as number);
+    expect([...seen].sort()).toEqual([2, 5, 9]);
+    expect(engine.requests.filter((r) => r.method === 'GET')).toEqual([]);
   });
 
   it('returns null from random when nothing matches, after one count', async () => {

@@ -27,6 +27,7 @@ import {
 } from 'meilisearch';
 import type { Directory } from './authors.ts';
 import { MeiliDirectory } from './meilisearch-authors.ts';
+import { type EngineHttp, engineHttp } from './meilisearch-http.ts';
 import {
   buildFilter,
   countRequest,
@@ -40,14 +41,18 @@ import {
   facetSearchRequest,
   filterExpression,
   getRequest,
+  idEndRequest,
   infoRequest,
   type MeiliQuoteDocument,
   pageRequest,
   pickRequest,
   projectHit,
+  rangeFilter,
+  retrievedFields,
   SAMPLE_SCAN,
   SHALLOW_OFFSET,
   sampleByIdsRequest,
+  sampleCandidatesRequest,
   sampleRunRequests,
   sampleScanRequest,
 } from './meilisearch-request.ts';
@@ -75,6 +80,7 @@ import {
   type CatalogueLogger,
   CatalogueUnavailableError,
   compareCodePoints,
+  FACET_FIELDS,
   type FacetField,
   type FacetQuery,
   type FacetResult,
@@ -86,7 +92,16 @@ import {
   type QuoteField,
   type QuoteProjection,
 } from './port.ts';
-import { drawDistinct } from './sample.ts';
+import { distinctDrawer, drawDistinct } from './sample.ts';
+
+/** The ids of one catalogue: the first, the last, how many, and whether every integer between is one. */
+interface IdSpan {
+  version: string;
+  total: number;
+  first: number;
+  last: number;
+  contiguous: boolean;
+}
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
@@ -118,6 +133,12 @@ const ATTEMPTS = 3;
 export const COUNT_TTL_MS = 1_000;
 /** Filters whose counts are remembered at once; past this many the memory starts afresh. */
 const MAX_REMEMBERED_COUNTS = 10_000;
+/** Candidates `randomSample` may expect to draw by rejection; sparser matches are read by offset. */
+const MAX_SAMPLE_CANDIDATES = 2_000;
+/** Most candidate ids one rejection round asks about. */
+const MAX_SAMPLE_BATCH = 1_000;
+/** Rejection rounds before reading by offset instead. */
+const SAMPLE_ROUNDS = 3;
 /** Reads of one `randomSample` call in flight at once, when it reads offset by offset. */
 const SAMPLE_READS_AT_ONCE = 4;
 /** Seconds a client is told to wait when the engine or the service sheds load. */
@@ -147,6 +168,10 @@ export interface MeiliCatalogueOptions {
   sampleScan?: number;
   /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
+  /** Draw several random quotes among many matches by rejection of candidate ids (default true). */
+  sampleByIds?: boolean;
+  /** Count the unfiltered facets of each new catalogue as soon as it is served, before any request asks. */
+  warmFacets?: boolean;
   /** Matches of a run of equal sort values walked before a page is narrowed by ids ({@link NARROW_FROM}). */
   narrowFrom?: number;
   logger?: CatalogueLogger;
@@ -164,7 +189,7 @@ export function openMeiliCatalogue(options: MeiliCatalogueOptions): CatalogueInd
 class MeiliCatalogue implements CatalogueIndex {
   readonly kind = 'meilisearch';
   readonly #options: MeiliCatalogueOptions;
-  readonly #http: Index['httpRequest'];
+  readonly #http: EngineHttp;
   readonly #fetchPath: string;
   readonly #searchPath: string;
   /** Display values of facet keys, per catalogue version (the port's rule never changes them within one). */
@@ -182,20 +207,15 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #counts = new Map<string, { total: number; at: number }>();
   /** Deep pages waiting for a read to end, oldest first; each is handed the slot a read frees. */
   readonly #deepWaiting: Array<(admitted: boolean) => void> = [];
+  /** The catalogue's id span, per catalogue version ({@link MeiliCatalogue.#idSpan}). */
+  #span: { version: string; span: Promise<IdSpan | undefined> } | undefined;
   /** The last engine failure, until a read succeeds again. */
   #failure: CatalogueUnavailableError | undefined;
 
   constructor(options: MeiliCatalogueOptions) {
     this.#options = options;
-    const client = new Meilisearch({
-      host: options.host,
-      apiKey: options.apiKey,
-      timeout: options.timeoutMs,
-      // Uncompressed answers: the engine sits next to the service, and compressing each answer
-      // there and inflating it here cost more CPU than the service's own work on a listing.
-      requestInit: { headers: { 'Accept-Encoding': 'identity' } },
-    });
-    this.#http = client.index(options.index).httpRequest;
+    // Every request is bounded by its call's deadline (#signal), which MEILI_TIMEOUT_MS sets.
+    this.#http = engineHttp(options.host, options.apiKey);
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
     this.#searchPath = `indexes/${encodeURIComponent(options.index)}/search`;
   }
@@ -268,14 +288,36 @@ class MeiliCatalogue implements CatalogueIndex {
       );
     }
     const info = { version, count: response.total };
-    if (this.#info?.value.version !== version) {
+    const changed = this.#info?.value.version !== version;
+    if (changed) {
       this.#options.logger?.info({ backend: this.kind, ...info }, 'serving catalogue');
     }
     this.#info = { value: info, at: performance.now() };
+    if (changed && this.#options.warmFacets === true) this.#warmFacets();
     return info;
   }
 
-  async list(query: ListQuery): Promise<ListResult> {
+  /**
+   * Counts the unfiltered facets of a catalogue as soon as it is served: the costliest facet
+   * request (every value of every quote), the same for all clients until the next catalogue, so
+   * that the first of them does not wait for it. Requests arriving meanwhile share it.
+   */
+  #warmFacets(): void {
+    this.facets({ filters: {}, facets: [...FACET_FIELDS], limit: MAX_FACET_LIMIT }).catch(
+      (error: unknown) => {
+        this.#options.logger?.warn(
+          { backend: this.kind, err: error },
+          'counting the facets of the new catalogue failed; the first facet request counts them',
+        );
+      },
+    );
+  }
+
+  list(query: ListQuery): Promise<ListResult> {
+    return withRangeFields(query.filters, this.#list(query));
+  }
+
+  async #list(query: ListQuery): Promise<ListResult> {
     if (query.filters.q !== undefined) return this.#searchList(query);
     const deadline = this.#deadline();
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
@@ -345,9 +387,17 @@ class MeiliCatalogue implements CatalogueIndex {
     return projectHit(document, fields);
   }
 
-  async random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+  random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+    return withRangeFields(filters, this.#random(filters, fields));
+  }
+
+  async #random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
     if (filters.q !== undefined) return this.#searchRandom(filters, fields);
     const deadline = this.#deadline();
+    if (buildFilter(filters).length === 0) {
+      const drawn = await this.#randomById(fields, deadline);
+      if (drawn !== undefined) return drawn;
+    }
     const filter = filterExpression(buildFilter(filters));
     let { total, remembered } = await this.#count(filter, deadline);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -374,7 +424,47 @@ class MeiliCatalogue implements CatalogueIndex {
    * folded values (decoded, or read from a document for a digest key), and the values listed get
    * their display spelling from the lowest-id quote holding them, remembered per catalogue.
    */
-  async facets(query: FacetQuery): Promise<FacetResult> {
+  firstMatch(
+    filters: Filters,
+    ids: readonly number[],
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null> {
+    return withRangeFields(filters, this.#firstMatch(filters, ids, fields));
+  }
+
+  /**
+   * Which of `ids` match, in one read of their ids only (the filter evaluated once), then the
+   * first of them in `ids` order read by its key, from the same catalogue.
+   */
+  async #firstMatch(
+    filters: Filters,
+    ids: readonly number[],
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null> {
+    if (ids.length === 0) return null;
+    const deadline = this.#deadline();
+    const filter =
+      filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const response = await this.#fetch(
+        sampleCandidatesRequest(filter, [...new Set(ids)], ['id', 'catalogue_version']),
+        deadline,
+      );
+      const matching = new Map(response.results.map((hit) => [hit.id, hit.catalogue_version]));
+      const id = ids.find((candidate) => matching.has(candidate));
+      if (id === undefined) return null;
+      const hit = await this.#document(id, [...retrievedFields(fields), 'catalogue_version'], deadline);
+      // Read from the catalogue that matched it, or the catalogue was replaced in between.
+      if (hit !== null && hit.catalogue_version === matching.get(id)) return projectHit(hit, fields);
+    }
+    throw new CatalogueUnavailableError('the catalogue kept changing while a match was read');
+  }
+
+  facets(query: FacetQuery): Promise<FacetResult> {
+    return withRangeFields(query.filters, this.#facets(query));
+  }
+
+  async #facets(query: FacetQuery): Promise<FacetResult> {
     const deadline = this.#deadline();
     const filter =
       query.filters.q === undefined ? filterExpression(buildFilter(query.filters)) : matchFilter(query);
@@ -494,9 +584,10 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async close(): Promise<void> {
-    // The client keeps no connection of its own (fetch's shared pool does); only drop the caches.
     this.#info = undefined;
     this.#counts.clear();
+    // Its connections; a call made after this opens new ones.
+    await this.#http.close();
   }
 
   /**
@@ -535,11 +626,14 @@ class MeiliCatalogue implements CatalogueIndex {
     }
     const offset = (query.page - 1) * query.limit;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const { text, restCount } = rankedSearches(query);
-      const [first, rest] = await this.#multiSearch([text, restCount], deadline);
-      if (first === undefined || rest === undefined) throw new Error('a multi-search lost a result');
+      // Every text match is a match: the third group's size is all the matches but the text's,
+      // so its own filter (the match filter and the negated text filter) is evaluated only when
+      // its quotes are read.
+      const { text } = rankedSearches(query);
+      const [first, all] = await this.#multiSearch([text, searchCount(query)], deadline);
+      if (first === undefined || all === undefined) throw new Error('a multi-search lost a result');
       const inText = exactTotal(first);
-      const others = exactTotal(rest);
+      const others = exactTotal(all) - inText;
       const items = toItems(first);
       const end = Math.min(offset + query.limit, inText + others);
       if (offset + items.length >= end) return { items, total: inText + others };
@@ -551,6 +645,98 @@ class MeiliCatalogue implements CatalogueIndex {
       }
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while a page was read');
+  }
+
+  /**
+   * `random` without a filter, when the catalogue's ids are every integer from its first to its
+   * last: a uniform id, read by its primary key (the engine's cheapest read: no filter, no walk).
+   * Undefined when the ids have gaps or the read saw another catalogue than the plan.
+   */
+  async #randomById(
+    fields: readonly QuoteField[] | null,
+    deadline: number,
+  ): Promise<QuoteProjection | null | undefined> {
+    const span = await this.#idSpan(deadline);
+    if (span === undefined || !span.contiguous) return undefined;
+    if (span.total === 0) return null;
+    const hit = await this.#document(
+      span.first + randomInt(span.total),
+      [...retrievedFields(fields), 'catalogue_version'],
+      deadline,
+    );
+    if (hit === null || hit.catalogue_version !== span.version) return undefined;
+    return projectHit(hit, fields);
+  }
+
+  /**
+   * The first and last ids of the catalogue now live, and its size, read once per catalogue
+   * version (and again after a read that found them inconsistent).
+   */
+  #idSpan(deadline: number): Promise<IdSpan | undefined> {
+    const known = this.#span;
+    const { version } = this.#info?.value ?? {};
+    if (known !== undefined && known.version === version) return known.span;
+    const span = this.info().then(async (info) => {
+      const ends = await Promise.all(
+        (['asc', 'desc'] as const).map((direction) => this.#fetch(idEndRequest(direction), deadline)),
+      );
+      const [low, high] = ends.map((response) => response.results[0]);
+      const total = ends[0]?.total;
+      if (
+        low === undefined ||
+        high === undefined ||
+        total === undefined ||
+        ends[1]?.total !== total ||
+        low.catalogue_version !== info.version ||
+        high.catalogue_version !== info.version ||
+        !Number.isSafeInteger(low.id) ||
+        !Number.isSafeInteger(high.id)
+      ) {
+        return undefined;
+      }
+      // Distinct integers, as many as the integers from the first to the last: every one of them.
+      return {
+        version: info.version,
+        total,
+        first: low.id,
+        last: high.id,
+        contiguous: high.id - low.id + 1 === total,
+      };
+    });
+    const entry = { version: version ?? '', span };
+    this.#span = entry;
+    const forget = () => {
+      if (this.#span === entry) this.#span = undefined;
+    };
+    span.then((found) => {
+      if (found === undefined) forget();
+      else entry.version = found.version;
+    }, forget);
+    return span;
+  }
+
+  /** A document by primary key with `fields`, or null when no document has it. */
+  async #document(
+    id: number,
+    fields: readonly string[],
+    deadline: number,
+  ): Promise<Record<string, unknown> | null> {
+    const signal = this.#signal(deadline);
+    try {
+      return await this.#call(() =>
+        this.#http.get<Record<string, unknown>>({
+          path: `indexes/${encodeURIComponent(this.#options.index)}/documents/${id}`,
+          params: { fields: fields.join(',') },
+          extraRequestInit: { signal },
+        }),
+      );
+    } catch (error) {
+      if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
+        this.#failure = undefined;
+        return null;
+      }
+      throw error;
+    }
   }
 
   /** `random` with `q`: the number of matches, then the one at a uniform offset. */
@@ -604,7 +790,15 @@ class MeiliCatalogue implements CatalogueIndex {
    * per run of nearby offsets, all at once. Every read names the build that answered it, and a
    * draw that saw two builds (a catalogue swapped in meanwhile) is drawn again.
    */
-  async randomSample(
+  randomSample(
+    filters: Filters,
+    fields: readonly QuoteField[] | null,
+    count: number,
+  ): Promise<QuoteProjection[]> {
+    return withRangeFields(filters, this.#randomSample(filters, fields, count));
+  }
+
+  async #randomSample(
     filters: Filters,
     fields: readonly QuoteField[] | null,
     count: number,
@@ -625,6 +819,10 @@ class MeiliCatalogue implements CatalogueIndex {
       );
       const total = scan.total;
       if (total === 0) return [];
+      if (total > scanLimit) {
+        const drawn = await this.#sampleByRejection(filter, total, fields, count, deadline);
+        if (drawn !== undefined) return drawn;
+      }
       let sameTotal = true;
       if (total <= scanLimit && scan.results.length !== total) {
         scan = await this.#fetch(sampleScanRequest(filter, scanLimit), deadline);
@@ -664,6 +862,52 @@ class MeiliCatalogue implements CatalogueIndex {
       // The catalogue was replaced between the reads: draw again in the new one.
     }
     throw new CatalogueUnavailableError('the catalogue kept changing while random quotes were drawn');
+  }
+
+  /**
+   * `randomSample` among many matches with one evaluation of the filter per round instead of one
+   * per run of offsets: candidate ids drawn uniformly without replacement in the catalogue's id
+   * span, asked in batches which of them match; the first `count` matches in draw order are a
+   * uniform sample without replacement (the matches come in a uniformly random order of the
+   * span, whatever the rounds). Undefined when the matches are too sparse in the span for it,
+   * the rounds found too few, or a read saw another catalogue: the caller reads offsets then.
+   */
+  async #sampleByRejection(
+    filter: string | undefined,
+    total: number,
+    fields: readonly QuoteField[] | null,
+    count: number,
+    deadline: number,
+  ): Promise<QuoteProjection[] | undefined> {
+    if (this.#options.sampleByIds === false) return undefined;
+    const span = await this.#idSpan(deadline);
+    if (span === undefined) return undefined;
+    const space = span.last - span.first + 1;
+    const want = Math.min(count, total);
+    if ((want * space) / total > MAX_SAMPLE_CANDIDATES) return undefined;
+    const next = distinctDrawer(space, randomInt);
+    const wanted = [...new Set([...retrievedFields(fields), 'id', 'catalogue_version'])];
+    const out: MeiliQuoteDocument[] = [];
+    for (let round = 0; round < SAMPLE_ROUNDS && out.length < want; round++) {
+      // Enough candidates for the matches still wanted, at the matches' density, and some more.
+      const size = Math.min(MAX_SAMPLE_BATCH, Math.ceil((((want - out.length) * space) / total) * 1.25) + 8);
+      const ids: number[] = [];
+      while (ids.length < size) {
+        const at = next();
+        if (at === undefined) break;
+        ids.push(span.first + at);
+      }
+      if (ids.length === 0) break;
+      const response = await this.#fetch(sampleCandidatesRequest(filter, ids, wanted), deadline);
+      if (response.results.some((hit) => hit.catalogue_version !== span.version)) return undefined;
+      const byId = new Map(response.results.map((hit) => [hit.id, hit]));
+      for (const id of ids) {
+        const hit = byId.get(id);
+        if (hit !== undefined && out.length < want) out.push(hit);
+      }
+    }
+    if (out.length < want) return undefined;
+    return out.map((hit) => projectHit(hit, fields));
   }
 
   /**
@@ -784,6 +1028,32 @@ async function withSearchFields<T>(search: Promise<T>): Promise<T> {
     if (error instanceof MeilisearchApiError && NO_SEARCH_FIELDS.has(error.cause?.code ?? '')) {
       throw new CatalogueUnavailableError(
         'the Meilisearch index has no full-text search fields (built by an earlier release): run the indexer',
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/** The attributes range filters compare, which an index built before them cannot filter on. */
+const RANGE_ATTRIBUTES = ['quote_length', 'publish_day'];
+
+/**
+ * A call with range filters on an index built by a release before them: the engine refuses the
+ * filter (400), which is not a bug of the request but an index to rebuild, so 503, saying so.
+ */
+async function withRangeFields<T>(filters: Filters, call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (
+      rangeFilter(filters.ranges).length > 0 &&
+      error instanceof MeilisearchApiError &&
+      ['invalid_document_filter', 'invalid_search_filter'].includes(error.cause?.code ?? '') &&
+      RANGE_ATTRIBUTES.some((attribute) => error.message.includes(`\`${attribute}\``))
+    ) {
+      throw new CatalogueUnavailableError(
+        'the Meilisearch index cannot filter ranges (built by an earlier release): run the indexer',
         { cause: error },
       );
     }

@@ -448,6 +448,28 @@ export function describeCatalogueBehaviour(
       });
     });
 
+    describe('firstMatch', () => {
+      it('returns the first of the ids, in their order, whose quote matches, projected', async () => {
+        const filters = normaliseFilters({ author_like: ['bron'], category: ['fiction'] });
+        // 3, 23, 56, 64, 97, 150 and 211 match; 4 is no quote's id, 1 and 2 do not match.
+        expect(await index.firstMatch(filters, [4, 1, 97, 2, 3], ['id', 'author'])).toEqual({
+          id: 97,
+          author: (FIXTURE_QUOTES.find((q) => q.id === 97) as Quote).author,
+        });
+        expect(await index.firstMatch(filters, [211, 3], null)).toEqual(
+          FIXTURE_QUOTES.find((q) => q.id === 211),
+        );
+        expect(await index.firstMatch({}, [1_000_000, 2], ['id'])).toEqual({ id: 2 });
+      });
+
+      it('returns null when none of the ids matches, or there are none', async () => {
+        const filters = normaliseFilters({ genre: ['resistance'] });
+        expect(await index.firstMatch(filters, [1, 2, 4, 34], ['id'])).toBeNull();
+        expect(await index.firstMatch(filters, [1, 33], ['id'])).toEqual({ id: 33 });
+        expect(await index.firstMatch({}, [], ['id'])).toBeNull();
+      });
+    });
+
     describe('random', () => {
       it('returns a full quote of the catalogue', async () => {
         const quote = (await index.random({}, null)) as Quote;

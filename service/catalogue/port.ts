@@ -182,6 +182,9 @@ export interface CatalogueInfo {
 /** Fields `/quotes/facets` counts values of: the text filters' fields. */
 export const FACET_FIELDS = ['author', 'work', 'category', 'genre', 'language'] as const;
 export type FacetField = (typeof FACET_FIELDS)[number];
+/** Most ids one {@link CatalogueIndex.firstMatch} call takes. */
+export const MAX_FIRST_MATCH_IDS = 1_000;
+
 /** Default and largest number of values listed per facet. */
 export const DEFAULT_FACET_LIMIT = 20;
 export const MAX_FACET_LIMIT = 100;
@@ -262,6 +265,17 @@ export interface CatalogueIndex {
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
+  /**
+   * The first of `ids`, in their order, whose quote matches `filters`, or null when none does
+   * (an id no quote has is passed over). At most {@link MAX_FIRST_MATCH_IDS} ids: one evaluation
+   * of the filters answers for all of them, which makes drawing candidates and keeping the first
+   * match cheap where the matches are many.
+   */
+  firstMatch(
+    filters: Filters,
+    ids: readonly number[],
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null>;
   /** Facet counts of the quotes matching the query's filters (see {@link FacetResult}). */
   facets(query: FacetQuery): Promise<FacetResult>;
   /**

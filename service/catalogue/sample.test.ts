@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SAMPLE_GAP, sampleByIdsRequest, sampleRunRequests } from './meilisearch-request.ts';
-import { drawDistinct } from './sample.ts';
+import { distinctDrawer, drawDistinct, seededRandom } from './sample.ts';
 
 describe('drawing distinct positions', () => {
   it('draws min(count, total) distinct positions in range', () => {
@@ -17,6 +17,43 @@ describe('drawing distinct positions', () => {
       expect(new Set(drawn).size).toBe(drawn.length);
       for (const p of drawn) expect(p >= 0 && p < total && Number.isInteger(p)).toBe(true);
     }
+  });
+
+  it('draws lazily what drawDistinct draws at once, then nothing once every position is drawn', () => {
+    const stream = (draws: readonly number[]) => {
+      let at = 0;
+      return () => draws[at++] as number;
+    };
+    const draws = [4, 3, 0, 1, 0];
+    const next = distinctDrawer(5, stream(draws));
+    const lazy = [next(), next(), next(), next(), next()];
+    expect(lazy).toEqual(drawDistinct(5, 5, stream(draws)));
+    expect([...lazy].sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(next()).toBeUndefined();
+  });
+
+  it('draws the same from the same seed, other draws from another, uniformly in range', () => {
+    const draws = (seed: string) =>
+      Array.from(
+        { length: 20 },
+        (
+          (random) => () =>
+            random(1_000)
+        )(seededRandom(seed)),
+      );
+    expect(draws('2026-03-01\n[]')).toEqual(draws('2026-03-01\n[]'));
+    expect(draws('2026-03-01\n[]')).not.toEqual(draws('2026-03-02\n[]'));
+    const random = seededRandom('counts');
+    const counts = new Array<number>(10).fill(0);
+    for (let i = 0; i < 10_000; i++) {
+      const n = random(10);
+      expect(n >= 0 && n < 10 && Number.isInteger(n)).toBe(true);
+      counts[n] = (counts[n] as number) + 1;
+    }
+    // 9 degrees of freedom: a chi-square above 60 has a probability below 1e-9.
+    expect(counts.reduce((sum, c) => sum + (c - 1_000) ** 2 / 1_000, 0)).toBeLessThan(60);
+    expect(seededRandom('x')(2 ** 48)).toBeLessThan(2 ** 48);
+    expect(() => seededRandom('x')(0)).toThrow();
   });
 
   it('is the start of a Fisher-Yates shuffle: a given stream of draws gives known positions', () => {

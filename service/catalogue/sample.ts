@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Several random quotes at once (`/quotes/random?count=N`): positions drawn uniformly without
  * replacement among the matches, shared by every backend so that they draw alike.
@@ -21,4 +23,52 @@ export function drawDistinct(total: number, count: number, random: (n: number) =
     moved.set(j, moved.get(i) ?? i);
   }
   return out;
+}
+
+/**
+ * Distinct positions of [0, total), one per call, each uniform among those not drawn yet: the
+ * draws of {@link drawDistinct}, made lazily for a caller that does not know how many it needs.
+ * Undefined once every position is drawn.
+ */
+export function distinctDrawer(total: number, random: (n: number) => number): () => number | undefined {
+  const moved = new Map<number, number>();
+  let i = 0;
+  return () => {
+    if (i >= total) return undefined;
+    const j = i + random(total - i);
+    const out = moved.get(j) ?? j;
+    moved.set(j, moved.get(i) ?? i);
+    i++;
+    return out;
+  };
+}
+
+/** Largest range a {@link seededRandom} draw takes: 2^48, as crypto.randomInt. */
+const MAX_SEEDED_RANGE = 2 ** 48;
+
+/**
+ * A deterministic `random(n)` for `seed`, uniform in [0, n) for n up to 2^48: 48-bit words of
+ * SHA-256(seed, block number) in turn, a word past the largest multiple of n drawn again. The
+ * same seed gives the same draws on every machine and in every release that keeps this function.
+ */
+export function seededRandom(seed: string): (n: number) => number {
+  let block = 0;
+  let words: number[] = [];
+  const word = () => {
+    if (words.length === 0) {
+      const digest = createHash('sha256').update(`${seed}\n${block++}`).digest();
+      // Five whole 48-bit words of the 256-bit digest.
+      words = [0, 6, 12, 18, 24].map((at) => digest.readUIntBE(at, 6));
+    }
+    return words.shift() as number;
+  };
+  return (n) => {
+    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_SEEDED_RANGE)
+      throw new Error(`range ${n} out of bounds`);
+    const limit = MAX_SEEDED_RANGE - (MAX_SEEDED_RANGE % n);
+    for (;;) {
+      const w = word();
+      if (w < limit) return w % n;
+    }
+  };
 }

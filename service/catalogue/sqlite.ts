@@ -155,6 +155,15 @@ export class SqliteCatalogue implements CatalogueIndex {
     const snapshot = this.#snapshot();
     return guard(() => snapshot.random(filters, normaliseFields(fields)));
   }
+  async firstMatch(
+    filters: Filters,
+    ids: readonly number[],
+    fields: readonly QuoteField[] | null,
+  ): Promise<QuoteProjection | null> {
+    const snapshot = this.#snapshot();
+    return guard(() => snapshot.firstMatch(filters, ids, normaliseFields(fields)));
+  }
+
   async randomSample(
     filters: Filters,
     fields: readonly QuoteField[] | null,
@@ -457,6 +466,26 @@ class Snapshot {
       if (ord === null) return null;
       if (!excluded.has(ord)) return ord;
     }
+  }
+
+  firstMatch(
+    filters: Filters,
+    ids: readonly number[],
+    fields: readonly QuoteField[] | null,
+  ): QuoteProjection | null {
+    let selection = this.#select(filters);
+    if (filters.q !== undefined) {
+      const matches = this.#search.matches(filters.q, selection);
+      selection = { profiles: new Int32Array(0), total: matches.length, ords: matches };
+    }
+    const ords = Int32Array.from(new Set(ids.map((id) => this.#columns.ordOf(id)).filter((ord) => ord >= 0)));
+    const inside = new Set(this.#columns.within(ords.sort(), selection));
+    for (const id of ids) {
+      const ord = this.#columns.ordOf(id);
+      if (ord >= 0 && inside.has(ord))
+        return this.#project([ord], fields ?? QUOTE_FIELDS)[0] as QuoteProjection;
+    }
+    return null;
   }
 
   randomSample(filters: Filters, fields: readonly QuoteField[] | null, count: number): QuoteProjection[] {

@@ -544,6 +544,9 @@ describe('server errors', () => {
       random: async () => {
         throw error;
       },
+      firstMatch: async () => {
+        throw error;
+      },
       facets: async () => {
         throw error;
       },

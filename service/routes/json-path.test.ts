@@ -46,6 +46,7 @@ function objectsOnly(catalogue: CatalogueIndex): CatalogueIndex {
     list: (query) => catalogue.list(query),
     get: (id, fields) => catalogue.get(id, fields),
     random: (filters, fields) => catalogue.random(filters, fields),
+    firstMatch: (filters, ids, fields) => catalogue.firstMatch(filters, ids, fields),
     facets: (query) => catalogue.facets(query),
     randomSample: (filters, fields, count) => catalogue.randomSample(filters, fields, count),
     close: () => catalogue.close(),
