@@ -522,7 +522,7 @@ describe('the Meilisearch build protocol', () => {
   it('reports success when waiting for the swap failed but the swap went through', async () => {
     engine = await fakeEngine();
     await index(engine, TEN);
-    engine.faults.failPolls = { when: (task) => task.type === 'indexSwap', count: 1 };
+    engine.faults.failPolls = { when: (task) => task.type === 'indexSwap', count: 2 };
     const logger = recordingLogger();
     const builder = await createMeiliBuilder({ host: engine.host, apiKey: 'k', index: 'quotes', logger });
     await builder.add(OTHER);

@@ -246,9 +246,16 @@ class MeiliBuilder implements CatalogueBuilder {
         ),
       ]),
     );
-    await this.#wait(swap, what).catch((error: unknown) =>
-      hiddenTask(error) ? this.#settleHiddenSwap(what) : this.#confirmSwap(swap.taskUid, error),
+    // Asked once before waiting: the client's wait keeps its timeout timer running (and the
+    // indexer's process alive) when the engine refuses to show the task.
+    const visible = await this.#client.tasks.getTask(swap.taskUid).then(
+      () => true,
+      // Any other failure says nothing of the swap: the wait below settles it.
+      (error: unknown) => !hiddenTask(error),
     );
+    if (visible)
+      await this.#wait(swap, what).catch((error: unknown) => this.#confirmSwap(swap.taskUid, error));
+    else await this.#settleHiddenSwap(what);
     this.#swapped = true;
     for (const { build, firstRun: first } of directory) {
       if (first) continue;
@@ -568,6 +575,5 @@ class MeiliBuilder implements CatalogueBuilder {
 
 /** The engine refused to show a task: the key is limited to some indexes and the task spans several. */
 function hiddenTask(error: unknown): boolean {
-  const cause = error instanceof Error ? error.cause : undefined;
-  return cause instanceof MeilisearchApiError && cause.cause?.code === 'task_not_found';
+  return error instanceof MeilisearchApiError && error.cause?.code === 'task_not_found';
 }

@@ -795,6 +795,7 @@ describe('the read protocol', () => {
           work_key: { w: 2 },
           category_key: { c: 2 },
           genre_keys: { g: 2 },
+          language: { en: 2 },
         };
         return { status: 200, json: { totalHits: 2, hits: [], facetDistribution: distribution } };
       }
