@@ -18,13 +18,7 @@
  * and reads again otherwise, so it never mixes two catalogues.
  */
 import { randomInt } from 'node:crypto';
-import {
-  type Index,
-  Meilisearch,
-  MeilisearchApiError,
-  MeilisearchRequestError,
-  MeilisearchRequestTimeOutError,
-} from 'meilisearch';
+import { MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
 import type { Directory } from './authors.ts';
 import { MeiliDirectory } from './meilisearch-authors.ts';
 import { type EngineHttp, engineHttp } from './meilisearch-http.ts';
