@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { IndexSwap, Settings } from 'meilisearch';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config.ts';
+import { compareQuotes } from '../test-support/reference.ts';
 import { SKIP_TAG } from '../test-support/suites.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
@@ -46,7 +47,6 @@ import {
 } from './meilisearch-request.ts';
 import { groupFilters, matchFilter } from './meilisearch-search.ts';
 import {
-  compareQuotes,
   fold,
   type ListQuery,
   matches,

@@ -8,16 +8,15 @@
  * Nothing here knows about a particular engine: backends differ only in their harness.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareQuotes, project } from '../test-support/reference.ts';
 import { SKIP_TAG } from '../test-support/suites.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   type CatalogueIndex,
-  compareQuotes,
   type Filters,
   matches,
   normaliseFields,
   normaliseFilters,
-  project,
   QUOTE_FIELDS,
   type Quote,
   type QuoteField,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { compareQuotes, project } from '../test-support/reference.ts';
 import { FIXTURE_QUOTES, syntheticQuotes } from './fixtures.ts';
 import { type CatalogueHarness, describeCatalogueBehaviour } from './port.suite.ts';
 import {
@@ -13,12 +14,10 @@ import {
   type CatalogueLogger,
   CatalogueUnavailableError,
   codePointLength,
-  compareQuotes,
   fold,
   type ListQuery,
   matches,
   normaliseFilters,
-  project,
   QUOTE_FIELDS,
   type Quote,
   type RawFilters,
