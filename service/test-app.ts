@@ -17,7 +17,7 @@ import {
   type RawFilters,
   type SortKey,
 } from './catalogue/port.ts';
-import { createSqliteBuilder } from './catalogue/sqlite-builder.ts';
+import { createSqliteBuilder } from './catalogue/sqlite/builder.ts';
 import { loadConfig } from './config.ts';
 import { compareQuotes } from './test-support/reference.ts';
 

@@ -1,6 +1,6 @@
 /**
  * The behaviour suite of the catalogue port: every backend runs it unchanged (SQLite in
- * sqlite.test.ts; Meilisearch wherever a server is reachable). It loads {@link FIXTURE_QUOTES}
+ * sqlite/catalogue.test.ts; Meilisearch wherever a server is reachable). It loads {@link FIXTURE_QUOTES}
  * once and checks each contract rule twice: against the reference semantics of port.ts
  * (`matches`, `compareQuotes`, `project`) over a matrix of filters and sorts, and against ids
  * written out by hand for the key cases, so that a mistake in the reference is caught too.

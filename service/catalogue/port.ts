@@ -26,7 +26,7 @@ export const QUOTE_FIELDS = [
   'quote_length',
   'source',
   'quote',
-  // Last, so that the fields a profile decides stay adjacent (sqlite-json.ts writes them as one).
+  // Last, so that the fields a profile decides stay adjacent (sqlite/json.ts writes them as one).
   'language',
 ] as const;
 export type QuoteField = (typeof QUOTE_FIELDS)[number];

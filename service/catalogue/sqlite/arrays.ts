@@ -1,5 +1,5 @@
 /** Searches and checks over the sorted arrays and dictionaries of the in-memory columns. */
-import { compareCodePoints } from './port.ts';
+import { compareCodePoints } from '../port.ts';
 
 /** First index i with values[i] > x, in an ascending array. */
 export function upperBound(values: Float64Array, x: number): number {

@@ -1,8 +1,8 @@
-/** Reads one sorted page of a selection over the in-memory columns (sqlite-query.ts). */
-import type { SortKey } from './port.ts';
-import { cheapest, upperBound } from './sqlite-arrays.ts';
-import type { CatalogueColumns, Selection, Strategies } from './sqlite-query.ts';
-import type { Columns, ProfileKey } from './sqlite-schema.ts';
+/** Reads one sorted page of a selection over the in-memory columns (sqlite/query.ts). */
+import type { SortKey } from '../port.ts';
+import { cheapest, upperBound } from './arrays.ts';
+import type { CatalogueColumns, Selection, Strategies } from './query.ts';
+import type { Columns, ProfileKey } from './schema.ts';
 
 /** Sets of at most this many quotes are simply gathered and split by the sort keys. */
 const GATHER_BELOW = 64;

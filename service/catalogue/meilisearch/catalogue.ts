@@ -2,8 +2,8 @@
  * The Meilisearch adapter of the catalogue port, read side. Every call without `q` is one or two
  * reads of the live index through the documents routes (`POST /documents/fetch`, `GET
  * /documents/{id}`), the engine's cheapest exact answer to a listing without full-text search;
- * the requests themselves are built by `meilisearch-request.ts`. A call with `q` searches
- * (`/search`, `/multi-search`; meilisearch-search.ts). The service's key holds `search` and
+ * the requests themselves are built by `meilisearch/request.ts`. A call with `q` searches
+ * (`/search`, `/multi-search`; meilisearch/search.ts). The service's key holds `search` and
  * `documents.get` on the live index, nothing that writes.
  *
  * Availability: the client's per-request timeout bounds every call (and aborts its request),
@@ -25,8 +25,26 @@ import {
   MeilisearchRequestError,
   MeilisearchRequestTimeOutError,
 } from 'meilisearch';
-import type { Directory } from './authors.ts';
-import { MeiliDirectory } from './meilisearch-authors.ts';
+import type { Directory } from '../authors.ts';
+import {
+  type CatalogueIndex,
+  type CatalogueInfo,
+  type CatalogueLogger,
+  CatalogueUnavailableError,
+  compareCodePoints,
+  type FacetField,
+  type FacetQuery,
+  type FacetResult,
+  type Filters,
+  fold,
+  type ListQuery,
+  type ListResult,
+  MAX_FACET_LIMIT,
+  type QuoteField,
+  type QuoteProjection,
+} from '../port.ts';
+import { drawDistinct } from '../sample.ts';
+import { MeiliDirectory } from './authors.ts';
 import {
   buildFilter,
   countRequest,
@@ -50,14 +68,14 @@ import {
   sampleByIdsRequest,
   sampleRunRequests,
   sampleScanRequest,
-} from './meilisearch-request.ts';
+} from './request.ts';
 import {
   NARROW_FROM,
   narrowable,
   type RunCountRequest,
   type RunCountResponse,
   readPageNarrowed,
-} from './meilisearch-runs.ts';
+} from './runs.ts';
 import {
   cutShort,
   matchFilter,
@@ -68,25 +86,7 @@ import {
   searchCount,
   searchPick,
   sortedSearch,
-} from './meilisearch-search.ts';
-import {
-  type CatalogueIndex,
-  type CatalogueInfo,
-  type CatalogueLogger,
-  CatalogueUnavailableError,
-  compareCodePoints,
-  type FacetField,
-  type FacetQuery,
-  type FacetResult,
-  type Filters,
-  fold,
-  type ListQuery,
-  type ListResult,
-  MAX_FACET_LIMIT,
-  type QuoteField,
-  type QuoteProjection,
-} from './port.ts';
-import { drawDistinct } from './sample.ts';
+} from './search.ts';
 
 /** How long {@link CatalogueIndex.info} answers from memory: it is read on every request (ETags). */
 export const INFO_TTL_MS = 1_000;
@@ -206,7 +206,7 @@ class MeiliCatalogue implements CatalogueIndex {
 
   #directory: MeiliDirectory | undefined;
 
-  /** Authors and works, from the indexes the indexer swaps in with the quotes (meilisearch-authors.ts). */
+  /** Authors and works, from the indexes the indexer swaps in with the quotes (meilisearch/authors.ts). */
   directory(): Directory {
     this.#directory ??= new MeiliDirectory(
       {
@@ -522,7 +522,7 @@ class MeiliCatalogue implements CatalogueIndex {
     this.#counts.set(filter ?? '', { total, at: performance.now() });
   }
 
-  /** `list` with `q` (meilisearch-search.ts): one search, or two in one request and perhaps a third. */
+  /** `list` with `q` (meilisearch/search.ts): one search, or two in one request and perhaps a third. */
   async #searchList(query: ListQuery): Promise<ListResult> {
     const deadline = this.#deadline();
     const toItems = (response: SearchResponse) => {
@@ -610,7 +610,7 @@ class MeiliCatalogue implements CatalogueIndex {
     count: number,
   ): Promise<QuoteProjection[]> {
     const deadline = this.#deadline();
-    // `q` is a filter too (meilisearch-search.ts): its matches are sampled as any others.
+    // `q` is a filter too (meilisearch/search.ts): its matches are sampled as any others.
     const filter =
       filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
     // The ids of every match come with the count when the whole catalogue is small; otherwise
@@ -791,7 +791,7 @@ async function withSearchFields<T>(search: Promise<T>): Promise<T> {
   }
 }
 
-/** The exact number of matches of a search read by page (see meilisearch-search.ts). */
+/** The exact number of matches of a search read by page (see meilisearch/search.ts). */
 function exactTotal(response: SearchResponse): number {
   const total = response.totalHits ?? response.estimatedTotalHits;
   if (total === undefined) throw new Error('a Meilisearch search answered without a number of hits');

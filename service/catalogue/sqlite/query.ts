@@ -1,7 +1,7 @@
 /**
  * The query engine of the embedded catalogue: filters, exact totals, sorted pages and uniform
- * random picks, computed over the catalogue's columns held in memory (layout: sqlite-schema.ts).
- * SQLite itself serves only the texts of returned quotes (sqlite.ts).
+ * random picks, computed over the catalogue's columns held in memory (layout: sqlite/schema.ts).
+ * SQLite itself serves only the texts of returned quotes (sqlite/catalogue.ts).
  *
  * Why in memory: node:sqlite is synchronous, so one slow query stalls every connection, and the
  * load-test mix (exact totals of any filter combination, multi-key sorts, correlated filters and
@@ -26,9 +26,9 @@
  * set already in id order stays so. The cheapest strategy is picked from exact counts; tests can
  * force each one ({@link Strategies}).
  */
-import type { Filters, SortKey } from './port.ts';
-import { publishDay } from './ranges.ts';
-import { drawDistinct } from './sample.ts';
+import type { Filters, SortKey } from '../port.ts';
+import { publishDay } from '../ranges.ts';
+import { drawDistinct } from '../sample.ts';
 import {
   allBelow,
   findFirst,
@@ -37,8 +37,8 @@ import {
   intersectAscending,
   present,
   upperBound,
-} from './sqlite-arrays.ts';
-import { PageReader } from './sqlite-page.ts';
+} from './arrays.ts';
+import { PageReader } from './page.ts';
 import {
   type Columns,
   DISPLAY_FIELDS,
@@ -47,7 +47,7 @@ import {
   type ProfileKey,
   rankColumn,
   type TextDictionary,
-} from './sqlite-schema.ts';
+} from './schema.ts';
 /** Fields whose values are held once per distinct value, and referred to by code. */
 export type CodedField = 'author' | 'work' | 'category' | 'genre' | 'publish_date' | 'language';
 
@@ -624,7 +624,7 @@ export class CatalogueColumns {
     }
   }
 
-  // What facet counts read (sqlite-facets.ts).
+  // What facet counts read (sqlite/facets.ts).
 
   /** The folded values of a text key in rank order (code point order): rank → value. */
   foldedValues(key: 'author' | 'work' | 'category' | 'genre' | 'language'): readonly string[] {
