@@ -66,7 +66,7 @@ export function keySpecs(index: string): KeySpec[] {
       actions: [...INDEXER_KEY_ACTIONS],
       // Its own indexes only: the live one, its builds and its authors and works all begin with
       // the live index's name. Such a key cannot see the swap task (meilisearch/meilisearch#4103);
-      // the indexer settles the swap without it (meilisearch-builder.ts, #settleHiddenSwap).
+      // the indexer settles the swap without it (meilisearch/builder.ts, #settleHiddenSwap).
       indexes: [`${index}*`],
     },
     {

@@ -268,7 +268,7 @@ describe('a rejected file leaves the previous catalogue in place', () => {
  * observation (labels of the quotes on the page, total, page size) with how often it was seen.
  */
 const READER = `
-import { openSqliteCatalogue } from ${JSON.stringify(new URL('../service/catalogue/sqlite.ts', import.meta.url).href)};
+import { openSqliteCatalogue } from ${JSON.stringify(new URL('../service/catalogue/sqlite/catalogue.ts', import.meta.url).href)};
 const catalogue = openSqliteCatalogue({ path: process.argv[1], reloadCheckMs: 0 });
 let running = true;
 process.stdin.on('end', () => { running = false; });

@@ -1,7 +1,7 @@
 /** Test helpers of the indexer suites: data files on disk and whole-catalogue reads. */
 import { readdir, writeFile } from 'node:fs/promises';
 import type { CatalogueInfo, Quote } from '../service/catalogue/port.ts';
-import { openSqliteCatalogue } from '../service/catalogue/sqlite.ts';
+import { openSqliteCatalogue } from '../service/catalogue/sqlite/catalogue.ts';
 
 /** A quote as a data file holds it: no quote_length (the indexer computes it). */
 export function dataRecord(quote: Quote): Record<string, unknown> {

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { QUOTE_FIELDS, type QuoteProjection } from '../service/catalogue/port.ts';
-import { openSqliteCatalogue } from '../service/catalogue/sqlite.ts';
+import { openSqliteCatalogue } from '../service/catalogue/sqlite/catalogue.ts';
 import { parseListQuery, parseV1Query, readQuery } from '../service/query.ts';
 import { distinctRequests, type MixKind, samplePages, seededRandom, vocabularyFrom } from './lib/mix.ts';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { indexFile } from '../indexer/index-file.ts';
 import { CatalogueUnavailableError, normaliseFilters } from './catalogue/port.ts';
-import { openSqliteCatalogue } from './catalogue/sqlite.ts';
+import { openSqliteCatalogue } from './catalogue/sqlite/catalogue.ts';
 import { CodedError } from './coded-error.ts';
 import { loadConfig } from './config.ts';
 import { StoreUnavailableError } from './ratelimit/store.ts';

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { DEFAULT_SEARCH_TIMEOUT_MS, MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch-request.ts';
+import { DEFAULT_SEARCH_TIMEOUT_MS, MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch/request.ts';
 import { CodedError } from './coded-error.ts';
 
 export type SearchBackend = 'sqlite' | 'meilisearch';

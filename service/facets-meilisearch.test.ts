@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
-import { createMeiliBuilder } from './catalogue/meilisearch-builder.ts';
+import { createMeiliBuilder } from './catalogue/meilisearch/builder.ts';
 import type { Quote } from './catalogue/port.ts';
 import { describeFacets } from './facets.suite.ts';
 import { buildFixtureCatalogue, fixtureApp, get } from './test-app.ts';

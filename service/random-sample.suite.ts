@@ -29,7 +29,7 @@ export function describeRandomSample(backend: EngineBackend): void {
     return;
   }
   describe(title, () => {
-    // Both of the Meilisearch adapter's ways of reading run in meilisearch-sample.test.ts.
+    // Both of the Meilisearch adapter's ways of reading run in meilisearch/sample.test.ts.
     const quotes: Quote[] = generatedQuotes(1_500, 5);
     let app: FastifyInstance;
     let remove: () => Promise<void> = async () => {};

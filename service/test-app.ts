@@ -10,7 +10,6 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { type AppDeps, buildApp } from './app.ts';
 import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
 import {
-  compareQuotes,
   type Filters,
   matches,
   normaliseFilters,
@@ -18,8 +17,9 @@ import {
   type RawFilters,
   type SortKey,
 } from './catalogue/port.ts';
-import { createSqliteBuilder } from './catalogue/sqlite-builder.ts';
+import { createSqliteBuilder } from './catalogue/sqlite/builder.ts';
 import { loadConfig } from './config.ts';
+import { compareQuotes } from './test-support/reference.ts';
 
 /** The header that skips authentication under the default AUTH_BYPASS=allow. */
 export const BYPASS = { 'x-bypass-auth': 'true' } as const;

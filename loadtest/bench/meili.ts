@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openRecords } from '../../indexer/read.ts';
 import { Validator } from '../../indexer/validate.ts';
-import { DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES } from '../../service/catalogue/meilisearch-builder.ts';
-import { createDocumentEncoder, MEILI_SETTINGS } from '../../service/catalogue/meilisearch-request.ts';
+import { DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES } from '../../service/catalogue/meilisearch/builder.ts';
+import { createDocumentEncoder, MEILI_SETTINGS } from '../../service/catalogue/meilisearch/request.ts';
 import type { RequestSpec } from './load.ts';
 import { type Child, freePort, start, waitForHttp } from './processes.ts';
 

@@ -5,7 +5,7 @@ import type { CatalogueBuilder, CatalogueIndex, CatalogueLogger } from './port.t
 /** Opens the configured backend for reading. Never throws for an unreachable engine: info() does. */
 export async function openCatalogue(config: Config, logger?: CatalogueLogger): Promise<CatalogueIndex> {
   if (config.searchBackend === 'meilisearch') {
-    const { openMeiliCatalogue } = await import('./meilisearch.ts');
+    const { openMeiliCatalogue } = await import('./meilisearch/catalogue.ts');
     return openMeiliCatalogue({
       host: config.meili.host,
       apiKey: config.meili.apiKey,
@@ -16,7 +16,7 @@ export async function openCatalogue(config: Config, logger?: CatalogueLogger): P
       logger,
     });
   }
-  const { openSqliteCatalogue } = await import('./sqlite.ts');
+  const { openSqliteCatalogue } = await import('./sqlite/catalogue.ts');
   return openSqliteCatalogue({
     path: config.sqlitePath,
     textMemoryBytes: config.sqliteTextMemoryBytes,
@@ -27,7 +27,7 @@ export async function openCatalogue(config: Config, logger?: CatalogueLogger): P
 /** Starts a new build of the configured backend's catalogue (the indexer's write side). */
 export async function createBuilder(config: Config, logger?: CatalogueLogger): Promise<CatalogueBuilder> {
   if (config.searchBackend === 'meilisearch') {
-    const { createMeiliBuilder } = await import('./meilisearch-builder.ts');
+    const { createMeiliBuilder } = await import('./meilisearch/builder.ts');
     return createMeiliBuilder({
       host: config.meili.host,
       apiKey: config.meili.adminKey,
@@ -36,6 +36,6 @@ export async function createBuilder(config: Config, logger?: CatalogueLogger): P
       logger,
     });
   }
-  const { createSqliteBuilder } = await import('./sqlite-builder.ts');
+  const { createSqliteBuilder } = await import('./sqlite/builder.ts');
   return createSqliteBuilder({ path: config.sqlitePath, logger });
 }

@@ -1,6 +1,6 @@
 /**
  * The behaviour suite of the catalogue port: every backend runs it unchanged (SQLite in
- * sqlite.test.ts; Meilisearch wherever a server is reachable). It loads {@link FIXTURE_QUOTES}
+ * sqlite/catalogue.test.ts; Meilisearch wherever a server is reachable). It loads {@link FIXTURE_QUOTES}
  * once and checks each contract rule twice: against the reference semantics of port.ts
  * (`matches`, `compareQuotes`, `project`) over a matrix of filters and sorts, and against ids
  * written out by hand for the key cases, so that a mistake in the reference is caught too.
@@ -8,16 +8,15 @@
  * Nothing here knows about a particular engine: backends differ only in their harness.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compareQuotes, project } from '../test-support/reference.ts';
 import { SKIP_TAG } from '../test-support/suites.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   type CatalogueIndex,
-  compareQuotes,
   type Filters,
   matches,
   normaliseFields,
   normaliseFilters,
-  project,
   QUOTE_FIELDS,
   type Quote,
   type QuoteField,

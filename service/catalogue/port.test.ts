@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { compareQuotes, project } from '../test-support/reference.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   codePointLength,
   compareCodePoints,
-  compareQuotes,
   fold,
   MAX_FILTER_VALUES,
   MAX_VALUE_LENGTH,
@@ -12,7 +12,6 @@ import {
   normaliseFields,
   normaliseFilters,
   normaliseSort,
-  project,
   QUOTE_FIELDS,
   QueryError,
   type Quote,

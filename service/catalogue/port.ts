@@ -26,7 +26,7 @@ export const QUOTE_FIELDS = [
   'quote_length',
   'source',
   'quote',
-  // Last, so that the fields a profile decides stay adjacent (sqlite-json.ts writes them as one).
+  // Last, so that the fields a profile decides stay adjacent (sqlite/json.ts writes them as one).
   'language',
 ] as const;
 export type QuoteField = (typeof QUOTE_FIELDS)[number];
@@ -441,14 +441,6 @@ export function normaliseFields(fields: readonly QuoteField[] | null): readonly 
   return QUOTE_FIELDS.filter((f) => wanted.has(f));
 }
 
-/** Projects a full quote to the requested fields (in {@link QUOTE_FIELDS} order). */
-export function project(quote: Quote, fields: readonly QuoteField[] | null): QuoteProjection {
-  if (fields === null) return quote;
-  const out: Record<string, unknown> = {};
-  for (const f of fields) out[f] = quote[f];
-  return out as QuoteProjection;
-}
-
 /** Number of pages for a total: ceil(total / limit); 0 when nothing matches. */
 export function totalPages(total: number, limit: number): number {
   return Math.ceil(total / limit);
@@ -519,31 +511,6 @@ export const NO_ID = 0;
 /** Distinct values in the order first given: repeated values are one value, order kept. */
 function distinctInOrder<T>(values: T[]): T[] {
   return [...new Set(values)];
-}
-
-/** The comparator the contract defines for one sort key, used by tests and in-memory checks. */
-export function sortValue(quote: Quote, field: SortField): string | number {
-  switch (field) {
-    case 'author':
-    case 'work':
-    case 'category':
-      return fold(quote[field]);
-    case 'genre':
-      return fold(quote.genre[0] ?? '');
-    default:
-      return quote[field];
-  }
-}
-
-/** Reference ordering of the contract: the sort keys, then id ascending. */
-export function compareQuotes(a: Quote, b: Quote, sort: readonly SortKey[]): number {
-  for (const key of sort) {
-    const x = sortValue(a, key.field);
-    const y = sortValue(b, key.field);
-    const c = typeof x === 'number' ? x - (y as number) : compareCodePoints(x, y as string);
-    if (c !== 0) return key.direction === 'asc' ? c : -c;
-  }
-  return a.id - b.id;
 }
 
 /** Reference matcher of the contract's filters, used by tests and in-memory checks. */

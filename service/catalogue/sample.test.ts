@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SAMPLE_GAP, sampleByIdsRequest, sampleRunRequests } from './meilisearch-request.ts';
+import { SAMPLE_GAP, sampleByIdsRequest, sampleRunRequests } from './meilisearch/request.ts';
 import { distinctDrawer, drawDistinct, seededRandom } from './sample.ts';
 
 describe('drawing distinct positions', () => {

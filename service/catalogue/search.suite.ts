@@ -1,6 +1,6 @@
 /**
  * The behaviour suite of full-text search (`q`), run unchanged on every backend (search.test.ts:
- * SQLite; search-meilisearch.test.ts: a real Meilisearch). Expectations come from a model
+ * SQLite; meilisearch/search.test.ts: a real Meilisearch). Expectations come from a model
  * written here from the contract's text (folding, words, the matching rule of `q` and its
  * relevance groups), independent of the service's own `fold`, `words` and matchers, over the
  * bundled catalogue, a generated one with accents, apostrophes, hyphens and CJK text, and a

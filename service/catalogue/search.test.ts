@@ -6,8 +6,8 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery } from './port.ts';
 import { describeSearch, relevanceQuotes } from './search.suite.ts';
-import { openSqliteCatalogue } from './sqlite.ts';
-import { createSqliteBuilder } from './sqlite-builder.ts';
+import { createSqliteBuilder } from './sqlite/builder.ts';
+import { openSqliteCatalogue } from './sqlite/catalogue.ts';
 
 describeSearch(
   'sqlite',

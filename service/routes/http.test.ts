@@ -7,7 +7,7 @@ import { type AddressInfo, connect } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CatalogueIndex, CatalogueUnavailableError } from '../catalogue/port.ts';
-import { openSqliteCatalogue } from '../catalogue/sqlite.ts';
+import { openSqliteCatalogue } from '../catalogue/sqlite/catalogue.ts';
 import { INTERNAL_DETAILS } from '../errors.ts';
 import {
   BYPASS,
@@ -498,7 +498,7 @@ describe('live catalogue', () => {
       expect((await live.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
 
       const { FIXTURE_QUOTES } = await import('../catalogue/fixtures.ts');
-      const { createSqliteBuilder } = await import('../catalogue/sqlite-builder.ts');
+      const { createSqliteBuilder } = await import('../catalogue/sqlite/builder.ts');
       const write = async (count: number) => {
         const builder = await createSqliteBuilder({ path });
         await builder.add(FIXTURE_QUOTES.slice(0, count));

@@ -1,5 +1,5 @@
 /**
- * The embedded engine writes list answers as bytes (`listJson`, sqlite-json.ts) instead of
+ * The embedded engine writes list answers as bytes (`listJson`, sqlite/json.ts) instead of
  * objects run through the route's serialiser. These tests hold the two paths to the same bytes
  * over HTTP: for the texts held in memory and read from the file, for every envelope, projection
  * and error, and for texts that need escaping.
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
 import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
 import type { CatalogueIndex, Quote } from '../catalogue/port.ts';
-import { openSqliteCatalogue, type SqliteCatalogue } from '../catalogue/sqlite.ts';
+import { openSqliteCatalogue, type SqliteCatalogue } from '../catalogue/sqlite/catalogue.ts';
 import { buildFixtureCatalogue, type FixtureCatalogue, fixtureApp, get } from '../test-app.ts';
 
 /** Texts that JSON must escape, and characters that UTF-8 writes in 2, 3 and 4 bytes. */

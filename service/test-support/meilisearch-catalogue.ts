@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Key, Meilisearch } from 'meilisearch';
 import { keySpecs } from '../../deploy/meili-keys.ts';
-import { createMeiliBuilder } from '../catalogue/meilisearch-builder.ts';
+import { createMeiliBuilder } from '../catalogue/meilisearch/builder.ts';
 import type { Quote } from '../catalogue/port.ts';
 import type { MeiliEngine } from './meilisearch-engine.ts';
 

@@ -2,7 +2,7 @@
  * Authors and works (authors.ts) on Meilisearch. The indexer builds two indexes beside the quotes
  * index, `<live>_authors` and `<live>_works`, one document per author and per work with its
  * counts, categories or genres, and works; it swaps all three in with one `swapIndexes` call,
- * so a reader never sees an author whose quotes are not live yet (meilisearch-builder.ts).
+ * so a reader never sees an author whose quotes are not live yet (meilisearch/builder.ts).
  *
  * Reads:
  * - a detail is one document of its index;
@@ -22,7 +22,8 @@ import {
   spelledValues,
   type WorkDetail,
   type WorkEntry,
-} from './authors.ts';
+} from '../authors.ts';
+import { CatalogueUnavailableError, compareCodePoints, type Filters, fold, type Quote } from '../port.ts';
 import {
   buildFilter,
   type FetchRequest,
@@ -32,8 +33,7 @@ import {
   MAX_TOTAL_HITS,
   prefixKeys,
   quoteFilterValue,
-} from './meilisearch-request.ts';
-import { CatalogueUnavailableError, compareCodePoints, type Filters, fold, type Quote } from './port.ts';
+} from './request.ts';
 
 /** Uids of the directory indexes of a live quotes index. */
 export function directoryUids(live: string): { authors: string; works: string } {

@@ -11,9 +11,9 @@
  * escapes them, integers in decimal, no white space. `service/routes/json-path.test.ts` checks
  * this byte for byte against the serialiser.
  */
-import { QUOTE_FIELDS, type QuoteField } from './port.ts';
-import type { CatalogueColumns, CodedField } from './sqlite-query.ts';
-import { PROFILE_KEYS } from './sqlite-schema.ts';
+import { QUOTE_FIELDS, type QuoteField } from '../port.ts';
+import type { CatalogueColumns, CodedField } from './query.ts';
+import { PROFILE_KEYS } from './schema.ts';
 
 /** Appends bytes to a buffer that grows as needed. Reused: {@link take} copies the result out. */
 export class JsonWriter {

@@ -1,7 +1,7 @@
 /**
  * Full-text search (`q`) on Meilisearch, pure translation (no I/O): the `/search` requests of a
  * port call with `q`, and the reading of their answers. The rules are in search.ts; the stored
- * fields in meilisearch-request.ts.
+ * fields in meilisearch/request.ts.
  *
  * Exactness, whatever the engine's tokenizer and ranking do:
  * - The set of matches is a filter: `q_words = w` for each word, `q_words STARTS WITH w` for the
@@ -17,6 +17,8 @@
  *   and a page holding such a hit is refused (503), never served out of order.
  */
 
+import type { ListQuery, QuoteField } from '../port.ts';
+import { engineToken, searchKey } from '../search.ts';
 import {
   buildFilter,
   buildSort,
@@ -25,9 +27,7 @@ import {
   retrievedFields,
   SEARCH_ATTRIBUTES,
   SEARCH_LOCALE,
-} from './meilisearch-request.ts';
-import type { ListQuery, QuoteField } from './port.ts';
-import { engineToken, searchKey } from './search.ts';
+} from './request.ts';
 
 /** The body of one search (`POST /indexes/{uid}/search`, or one query of `/multi-search`). */
 export interface SearchRequest {

@@ -28,7 +28,7 @@
  *   search for a fraction of its cost; the service's key therefore holds `documents.get`.
  *   The engine walks the sorted matches up to a page's offset, so deep pages are read from the
  *   nearer end with every sort key reversed ({@link pageRequest}), or placed by counts of ranges
- *   of their sort key and read without the walk (`meilisearch-runs.ts`).
+ *   of their sort key and read without the walk (`meilisearch/runs.ts`).
  * - `id` ends every sort, so the order is total: a page read backwards is exactly the reversed
  *   slice of the forward order, ties included.
  */
@@ -49,9 +49,9 @@ import {
   type SortKey,
   wordSet,
   words,
-} from './port.ts';
-import { publishDay, type Ranges } from './ranges.ts';
-import { engineToken, searchKey } from './search.ts';
+} from '../port.ts';
+import { publishDay, type Ranges } from '../ranges.ts';
+import { engineToken, searchKey } from '../search.ts';
 
 /**
  * Upper bound of `pagination.maxTotalHits`, and so of the catalogue size: exact totals
@@ -118,13 +118,13 @@ const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
  *   is the default): a search nobody waits for any more stops, rather than keeping the engine
  *   busy (an abandoned search once ran for over a minute). Listings without `q` read through the
  *   documents routes and never meet it; a search with `q` that it cuts short is refused
- *   (meilisearch-search.ts), never served partly unranked.
+ *   (meilisearch/search.ts), never served partly unranked.
  * - Typo tolerance and facet search are off: the service matches only through filters, so they
  *   would cost indexing time and could only blur exact semantics. Prefix search is on for the
  *   ranking of `q` alone (below).
  * - `searchableAttributes` is kept small for the same reason; author and work keep the
  *   dashboard's search box useful.
- * - Full-text search (`q`, search.ts, meilisearch-search.ts) matches through the `q_words` and
+ * - Full-text search (`q`, search.ts, meilisearch/search.ts) matches through the `q_words` and
  *   `q_text_words` filters, exactly, and asks the engine's own search only to rank: over
  *   `q_text` and `q_meta`, the contract's words as tokens of letters that the tokenizer keeps
  *   whole (pinned to one locale, so that no language's segmenter splits them). Ranking needs
@@ -136,7 +136,7 @@ export const MEILI_SETTINGS = {
   searchableAttributes: ['q_text', 'q_meta', 'author', 'work'],
   filterableAttributes: [
     // Ranges of id (and of author_id, work_id) are counted to place deep pages without the
-    // engine's walk (meilisearch-runs.ts).
+    // engine's walk (meilisearch/runs.ts).
     'id',
     'author_id',
     'work_id',

@@ -8,7 +8,7 @@
  * bounded: a catalogue whose texts do not fit keeps reading them from the file, as before.
  *
  * The texts are held as their escaped JSON strings (what a response carries), so that a list
- * answer copies them as they are (sqlite-json.ts); the few answers built as objects parse them.
+ * answer copies them as they are (sqlite/json.ts); the few answers built as objects parse them.
  * Each quote's pair is kept as a quote with both fields writes it, `source,"quote":quote`, so
  * that the usual answer copies the two in one go.
  *
@@ -18,7 +18,7 @@
  * quote, in id order) and is dropped if they do not, leaving the SQLite path to report it.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { type JsonTexts, type JsonWriter, QUOTE_KEY } from './sqlite-json.ts';
+import { type JsonTexts, type JsonWriter, QUOTE_KEY } from './json.ts';
 
 /** Where the texts are read from, and why. */
 export type TextMemoryState =

@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { expect, inject } from 'vitest';
-import { keySpecs } from '../../deploy/meili-keys.ts';
-import { announceSkip, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
-import { openMeiliCatalogue } from './meilisearch.ts';
-import { createMeiliBuilder } from './meilisearch-builder.ts';
-import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from './port.ts';
-import { describeSearch, relevanceQuotes } from './search.suite.ts';
+import { keySpecs } from '../../../deploy/meili-keys.ts';
+import { announceSkip, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
+import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from '../port.ts';
+import { describeSearch, relevanceQuotes } from '../search.suite.ts';
+import { createMeiliBuilder } from './builder.ts';
+import { openMeiliCatalogue } from './catalogue.ts';
 
 const SUITE = 'full-text search';
 const source = await meiliEngineSource(inject('containerRuntime'));

@@ -1,6 +1,6 @@
 /**
- * The embedded catalogue's read side, on `node:sqlite` (file format: sqlite-schema.ts; queries:
- * sqlite-query.ts).
+ * The embedded catalogue's read side, on `node:sqlite` (file format: sqlite/schema.ts; queries:
+ * sqlite/query.ts).
  *
  * Live reload: the builder replaces the file by rename, so a replacement shows as a new inode at
  * the path. At most once per `reloadCheckMs`, lazily on a call (no timer to leak), the reader
@@ -10,7 +10,7 @@
  * two files.
  *
  * Queries: filters, totals, orders and random picks are computed on the columns held in memory
- * (sqlite-query.ts), so no request ever waits for a count or a sort in SQLite. SQLite serves only
+ * (sqlite/query.ts), so no request ever waits for a count or a sort in SQLite. SQLite serves only
  * the `source` and `quote` of the returned quotes (`texts`), one statement per page. Memory is
  * bounded per file: the columns (about 30 bytes per quote plus the profiles, dictionaries and word
  * indexes: 40 MB for the generated million), a small page cache, a bounded cache of selections,
@@ -20,7 +20,7 @@
 import { statSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { AuthorEntry, Directory, DirectoryPage, DirectoryQuery, WorkEntry } from './authors.ts';
+import type { AuthorEntry, Directory, DirectoryPage, DirectoryQuery, WorkEntry } from '../authors.ts';
 import {
   type CatalogueIndex,
   type CatalogueInfo,
@@ -38,12 +38,12 @@ import {
   QUOTE_FIELDS,
   type QuoteField,
   type QuoteProjection,
-} from './port.ts';
-import { hasRanges, rangesKey } from './ranges.ts';
-import { SqliteDirectory } from './sqlite-authors.ts';
-import { FacetCounter } from './sqlite-facets.ts';
-import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './sqlite-json.ts';
-import { CatalogueColumns, type Selection, type Strategies } from './sqlite-query.ts';
+} from '../port.ts';
+import { hasRanges, rangesKey } from '../ranges.ts';
+import { SqliteDirectory } from './authors.ts';
+import { FacetCounter } from './facets.ts';
+import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './json.ts';
+import { CatalogueColumns, type Selection, type Strategies } from './query.ts';
 import {
   COLUMN_TYPES,
   type ColumnName,
@@ -58,9 +58,9 @@ import {
   SCHEMA_FORMAT,
   TEXT_DICTIONARIES,
   type TextDictionary,
-} from './sqlite-schema.ts';
-import { SqliteSearch } from './sqlite-search.ts';
-import { TextMemory, type TextMemoryState } from './sqlite-texts.ts';
+} from './schema.ts';
+import { SqliteSearch } from './search.ts';
+import { TextMemory, type TextMemoryState } from './texts.ts';
 
 export interface SqliteCatalogueOptions {
   /** The catalogue file the builder writes (SQLITE_PATH). It may not exist yet. */

@@ -5,11 +5,11 @@
  * (chi-square thresholds a fair sampler crosses less than once in a billion runs).
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { generatedQuotes } from '../test-support/engine-apps.ts';
-import { buildMeiliCatalogue, type MeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
-import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
-import { openMeiliCatalogue } from './meilisearch.ts';
-import { type CatalogueIndex, normaliseFilters, type Quote } from './port.ts';
+import { generatedQuotes } from '../../test-support/engine-apps.ts';
+import { buildMeiliCatalogue, type MeiliCatalogue } from '../../test-support/meilisearch-catalogue.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
+import { type CatalogueIndex, normaliseFilters, type Quote } from '../port.ts';
+import { openMeiliCatalogue } from './catalogue.ts';
 
 const SUITE = 'random samples (Meilisearch adapter)';
 const source = await meiliEngineSource(inject('containerRuntime'));

@@ -8,16 +8,28 @@
  *   filter grammar and quoting, facet normalisation, 468-byte truncation, byte-order sorting)
  *   over the stored documents, compared with the contract's reference (`matches`,
  *   `compareQuotes`). The model is no stand-in for the behaviour suite against a real engine
- *   (meilisearch.test.ts); it pins down the reasoning the adapter relies on.
+ *   (meilisearch/catalogue.test.ts); it pins down the reasoning the adapter relies on.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { IndexSwap, Settings } from 'meilisearch';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.ts';
-import { SKIP_TAG } from '../test-support/suites.ts';
-import { FIXTURE_QUOTES } from './fixtures.ts';
+import { loadConfig } from '../../config.ts';
+import { compareQuotes } from '../../test-support/reference.ts';
+import { SKIP_TAG } from '../../test-support/suites.ts';
+import { FIXTURE_QUOTES } from '../fixtures.ts';
+import {
+  fold,
+  type ListQuery,
+  matches,
+  normaliseFilters,
+  QUOTE_FIELDS,
+  type Quote,
+  type RawFilters,
+  type SortKey,
+} from '../port.ts';
+import { engineToken } from '../search.ts';
 import {
   buildFilter,
   buildIndexUid,
@@ -43,20 +55,8 @@ import {
   quoteFilterValue,
   reverseSort,
   SHALLOW_OFFSET,
-} from './meilisearch-request.ts';
-import { groupFilters, matchFilter } from './meilisearch-search.ts';
-import {
-  compareQuotes,
-  fold,
-  type ListQuery,
-  matches,
-  normaliseFilters,
-  QUOTE_FIELDS,
-  type Quote,
-  type RawFilters,
-  type SortKey,
-} from './port.ts';
-import { engineToken } from './search.ts';
+} from './request.ts';
+import { groupFilters, matchFilter } from './search.ts';
 
 const ALL_FIELDS = [...QUOTE_FIELDS];
 const asc = (field: SortKey['field']): SortKey => ({ field, direction: 'asc' });
@@ -157,7 +157,7 @@ describe('index settings', () => {
     const filtered = new Set(
       filters.flatMap((f) => [...f.matchAll(/([a-z_]+) (?:=|IN|STARTS WITH|>=|<=)/g)].map((m) => m[1])),
     );
-    // Plus the integers whose ranges place deep pages (meilisearch-runs.ts).
+    // Plus the integers whose ranges place deep pages (meilisearch/runs.ts).
     expect([...new Set(['id', 'publish_order', ...filtered])].sort()).toEqual(
       [...MEILI_SETTINGS.filterableAttributes].sort(),
     );
@@ -595,7 +595,7 @@ describe('build index names', () => {
 const OPENAPI_NAME = 'meilisearch-openapi-v1.53.json';
 
 function findOpenApi(): string | undefined {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
   const candidates = [
     process.env.MEILI_OPENAPI,
     join(root, 'reference', OPENAPI_NAME),

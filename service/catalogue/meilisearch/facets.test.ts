@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fold } from '../port.ts';
 import {
   decodeFacetKey,
   displayRequest,
@@ -6,8 +7,7 @@ import {
   facetKey,
   facetSearchRequest,
   MAX_KEY_BYTES,
-} from './meilisearch-request.ts';
-import { fold } from './port.ts';
+} from './request.ts';
 
 describe('facet requests to Meilisearch', () => {
   it('asks one search for the exact total and every key of each facet, with no hit', () => {

@@ -23,6 +23,14 @@
  */
 import { MeilisearchApiError } from 'meilisearch';
 import {
+  type Direction,
+  type ListQuery,
+  normaliseSort,
+  type QuoteField,
+  type SortField,
+  type SortKey,
+} from '../port.ts';
+import {
   buildFilter,
   buildSort,
   decodeFacetKey,
@@ -35,15 +43,7 @@ import {
   retrievedFields,
   reverseSort,
   withFilter,
-} from './meilisearch-request.ts';
-import {
-  type Direction,
-  type ListQuery,
-  normaliseSort,
-  type QuoteField,
-  type SortField,
-  type SortKey,
-} from './port.ts';
+} from './request.ts';
 
 /** Sort fields whose runs of equal values can be long, and the filterable key naming a run. */
 const RUN_KEYS: Partial<Record<SortField, string>> = { category: 'category_key' };

@@ -2,8 +2,8 @@
  * The Meilisearch adapter of the catalogue port, read side. Every call without `q` is one or two
  * reads of the live index through the documents routes (`POST /documents/fetch`, `GET
  * /documents/{id}`), the engine's cheapest exact answer to a listing without full-text search;
- * the requests themselves are built by `meilisearch-request.ts`. A call with `q` searches
- * (`/search`, `/multi-search`; meilisearch-search.ts). The service's key holds `search` and
+ * the requests themselves are built by `meilisearch/request.ts`. A call with `q` searches
+ * (`/search`, `/multi-search`; meilisearch/search.ts). The service's key holds `search` and
  * `documents.get` on the live index, nothing that writes.
  *
  * Availability: the client's per-request timeout bounds every call (and aborts its request),
@@ -19,9 +19,28 @@
  */
 import { randomInt } from 'node:crypto';
 import { MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
-import type { Directory } from './authors.ts';
-import { MeiliDirectory } from './meilisearch-authors.ts';
-import { type EngineHttp, engineHttp } from './meilisearch-http.ts';
+import type { Directory } from '../authors.ts';
+import { type EngineHttp, engineHttp } from '../meilisearch-http.ts';
+import {
+  type CatalogueIndex,
+  type CatalogueInfo,
+  type CatalogueLogger,
+  CatalogueUnavailableError,
+  compareCodePoints,
+  FACET_FIELDS,
+  type FacetField,
+  type FacetQuery,
+  type FacetResult,
+  type Filters,
+  fold,
+  type ListQuery,
+  type ListResult,
+  MAX_FACET_LIMIT,
+  type QuoteField,
+  type QuoteProjection,
+} from '../port.ts';
+import { distinctDrawer, drawDistinct } from '../sample.ts';
+import { MeiliDirectory } from './authors.ts';
 import {
   buildFilter,
   countRequest,
@@ -49,14 +68,14 @@ import {
   sampleCandidatesRequest,
   sampleRunRequests,
   sampleScanRequest,
-} from './meilisearch-request.ts';
+} from './request.ts';
 import {
   NARROW_FROM,
   narrowable,
   type RunCountRequest,
   type RunCountResponse,
   readPageNarrowed,
-} from './meilisearch-runs.ts';
+} from './runs.ts';
 import {
   cutShort,
   matchFilter,
@@ -67,26 +86,7 @@ import {
   searchCount,
   searchPick,
   sortedSearch,
-} from './meilisearch-search.ts';
-import {
-  type CatalogueIndex,
-  type CatalogueInfo,
-  type CatalogueLogger,
-  CatalogueUnavailableError,
-  compareCodePoints,
-  FACET_FIELDS,
-  type FacetField,
-  type FacetQuery,
-  type FacetResult,
-  type Filters,
-  fold,
-  type ListQuery,
-  type ListResult,
-  MAX_FACET_LIMIT,
-  type QuoteField,
-  type QuoteProjection,
-} from './port.ts';
-import { distinctDrawer, drawDistinct } from './sample.ts';
+} from './search.ts';
 
 /** The ids of one catalogue: the first, the last, how many, and whether every integer between is one. */
 interface IdSpan {
@@ -220,7 +220,7 @@ class MeiliCatalogue implements CatalogueIndex {
 
   #directory: MeiliDirectory | undefined;
 
-  /** Authors and works, from the indexes the indexer swaps in with the quotes (meilisearch-authors.ts). */
+  /** Authors and works, from the indexes the indexer swaps in with the quotes (meilisearch/authors.ts). */
   directory(): Directory {
     this.#directory ??= new MeiliDirectory(
       {
@@ -607,7 +607,7 @@ class MeiliCatalogue implements CatalogueIndex {
     this.#counts.set(filter ?? '', { total, at: performance.now() });
   }
 
-  /** `list` with `q` (meilisearch-search.ts): one search, or two in one request and perhaps a third. */
+  /** `list` with `q` (meilisearch/search.ts): one search, or two in one request and perhaps a third. */
   async #searchList(query: ListQuery): Promise<ListResult> {
     const deadline = this.#deadline();
     const toItems = (response: SearchResponse) => {
@@ -798,7 +798,7 @@ class MeiliCatalogue implements CatalogueIndex {
     count: number,
   ): Promise<QuoteProjection[]> {
     const deadline = this.#deadline();
-    // `q` is a filter too (meilisearch-search.ts): its matches are sampled as any others.
+    // `q` is a filter too (meilisearch/search.ts): its matches are sampled as any others.
     const filter =
       filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
     // The ids of every match come with the count when the whole catalogue is small; otherwise

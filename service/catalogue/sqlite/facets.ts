@@ -1,6 +1,6 @@
 /**
  * Facet counts of the embedded catalogue (`/quotes/facets`): an aggregate over the profiles a
- * filter set selects (sqlite-schema.ts). Every facet field is a profile field, so a value's count
+ * filter set selects (sqlite/schema.ts). Every facet field is a profile field, so a value's count
  * is the sum of the sizes of the matching profiles that have it: one pass over the matching
  * profiles per facet, whatever the number of quotes. Ranks are positions in the folded values'
  * code point order, so "then by folded value" is "then by rank".
@@ -10,8 +10,8 @@
  * it is the quote at the lowest first ord among the profiles of the value's group. Computed once
  * per value and catalogue file, when first listed.
  */
-import { type FacetField, type FacetValue, fold } from './port.ts';
-import type { CatalogueColumns, Groups, Selection } from './sqlite-query.ts';
+import { type FacetField, type FacetValue, fold } from '../port.ts';
+import type { CatalogueColumns, Groups, Selection } from './query.ts';
 
 export class FacetCounter {
   readonly #columns: CatalogueColumns;

@@ -37,7 +37,7 @@
  *   readers report and the HTTP layer mixes into ETags), the count and the byte order of the
  *   columns.
  */
-import type { SortField } from './port.ts';
+import type { SortField } from '../port.ts';
 
 /**
  * Full-text search (`q`, search.ts): an FTS5 table whose rowid is the quote's id, `text` holding

@@ -25,14 +25,16 @@ import {
   MeilisearchTaskTimeOutError,
   type Task,
 } from 'meilisearch';
-import { CodedError } from '../coded-error.ts';
-import { networkReason } from './meilisearch.ts';
+import { CodedError } from '../../coded-error.ts';
 import {
-  AUTHORS_SETTINGS,
-  DirectoryCollector,
-  directoryUids,
-  WORKS_SETTINGS,
-} from './meilisearch-authors.ts';
+  type CatalogueBuilder,
+  type CatalogueInfo,
+  type CatalogueLogger,
+  CatalogueUnavailableError,
+  type Quote,
+} from '../port.ts';
+import { AUTHORS_SETTINGS, DirectoryCollector, directoryUids, WORKS_SETTINGS } from './authors.ts';
+import { networkReason } from './catalogue.ts';
 import {
   buildIndexPrefix,
   buildIndexUid,
@@ -40,14 +42,7 @@ import {
   MAX_TOTAL_HITS,
   MEILI_SETTINGS,
   type MeiliQuoteDocument,
-} from './meilisearch-request.ts';
-import {
-  type CatalogueBuilder,
-  type CatalogueInfo,
-  type CatalogueLogger,
-  CatalogueUnavailableError,
-  type Quote,
-} from './port.ts';
+} from './request.ts';
 
 /**
  * Documents per batch: large batches index much faster than many small ones. At 25,000 the

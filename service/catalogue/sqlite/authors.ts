@@ -14,9 +14,9 @@ import {
   spelledValues,
   type WorkDetail,
   type WorkEntry,
-} from './authors.ts';
-import { compareCodePoints, type Filters, fold } from './port.ts';
-import type { CatalogueColumns, Selection } from './sqlite-query.ts';
+} from '../authors.ts';
+import { compareCodePoints, type Filters, fold } from '../port.ts';
+import type { CatalogueColumns, Selection } from './query.ts';
 
 /** Sorted lists remembered per filter set and order: a list request then only slices. */
 const SORTED_CACHE_SIZE = 64;

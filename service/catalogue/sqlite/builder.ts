@@ -27,8 +27,8 @@ import {
   type Quote,
   wordSet,
   words,
-} from './port.ts';
-import { searchToken } from './search.ts';
+} from '../port.ts';
+import { searchToken } from '../search.ts';
 import {
   type ColumnName,
   type Columns,
@@ -42,7 +42,7 @@ import {
   SCHEMA_FORMAT,
   SEARCH_TABLE,
   type TextDictionary,
-} from './sqlite-schema.ts';
+} from './schema.ts';
 
 /** Quotes per write transaction: commits are rare however small the batches given to add(). */
 const ROWS_PER_TRANSACTION = 50_000;
@@ -64,7 +64,7 @@ export interface SqliteBuilderOptions {
  * Starts a build of a new catalogue file, in a temp file beside `path` (its directory is created
  * if missing). Texts go straight to the file (journal off, synchronous off, big transactions).
  * In memory the build keeps 16 bytes per quote (id, length, profile) plus its profiles and their
- * dictionaries, from which commit() computes the reader's columns (sqlite-schema.ts).
+ * dictionaries, from which commit() computes the reader's columns (sqlite/schema.ts).
  */
 export async function createSqliteBuilder(options: SqliteBuilderOptions): Promise<CatalogueBuilder> {
   const dir = dirname(options.path);
@@ -371,7 +371,7 @@ class WordPairs {
   }
 }
 
-/** The distinct profiles met so far, with codes of their values (see sqlite-schema.ts). */
+/** The distinct profiles met so far, with codes of their values (see sqlite/schema.ts). */
 class ProfileTable {
   readonly authorWords = new WordPairs();
   readonly workWords = new WordPairs();
@@ -500,7 +500,7 @@ interface ColumnSink {
 }
 
 /**
- * Computes the reader's columns and dictionaries (sqlite-schema.ts) from what the build collected
+ * Computes the reader's columns and dictionaries (sqlite/schema.ts) from what the build collected
  * and hands each to `sink` as soon as it is complete, keeping few quote-sized arrays alive at once.
  */
 function writeColumns(quotes: QuoteColumns, profiles: ProfileTable, sink: ColumnSink): void {

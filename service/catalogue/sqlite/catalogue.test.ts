@@ -5,27 +5,26 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FIXTURE_QUOTES, syntheticQuotes } from './fixtures.ts';
-import { type CatalogueHarness, describeCatalogueBehaviour } from './port.suite.ts';
+import { compareQuotes, project } from '../../test-support/reference.ts';
+import { FIXTURE_QUOTES, syntheticQuotes } from '../fixtures.ts';
+import { type CatalogueHarness, describeCatalogueBehaviour } from '../port.suite.ts';
 import {
   type CatalogueIndex,
   type CatalogueInfo,
   type CatalogueLogger,
   CatalogueUnavailableError,
   codePointLength,
-  compareQuotes,
   fold,
   type ListQuery,
   matches,
   normaliseFilters,
-  project,
   QUOTE_FIELDS,
   type Quote,
   type RawFilters,
   type SortKey,
-} from './port.ts';
-import { openSqliteCatalogue, type SqliteCatalogueOptions } from './sqlite.ts';
-import { createSqliteBuilder } from './sqlite-builder.ts';
+} from '../port.ts';
+import { createSqliteBuilder } from './builder.ts';
+import { openSqliteCatalogue, type SqliteCatalogueOptions } from './catalogue.ts';
 
 async function build(path: string, quotes: Iterable<Quote>, batch = 500): Promise<CatalogueInfo> {
   const builder = await createSqliteBuilder({ path });
@@ -633,8 +632,8 @@ describe('sqlite catalogue', () => {
         workerData: {
           path,
           rounds,
-          builderUrl: new URL('./sqlite-builder.ts', import.meta.url).href,
-          fixturesUrl: new URL('./fixtures.ts', import.meta.url).href,
+          builderUrl: new URL('./builder.ts', import.meta.url).href,
+          fixturesUrl: new URL('../fixtures.ts', import.meta.url).href,
         },
       },
     );

@@ -19,26 +19,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keySpecs } from '../../deploy/meili-keys.ts';
-import { generateQuotes } from '../../indexer/generate.ts';
-import { buildApp } from '../app.ts';
-import { loadConfig } from '../config.ts';
-import { rawHttp } from '../test-app.ts';
-import { buildMeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
-import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
-import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogue } from './meilisearch.ts';
-import { createMeiliBuilder } from './meilisearch-builder.ts';
-import {
-  buildFilter,
-  countRequest,
-  filterExpression,
-  infoRequest,
-  pageRequest,
-  pickRequest,
-  SHALLOW_OFFSET,
-} from './meilisearch-request.ts';
-import { type RunReader, readPageNarrowed } from './meilisearch-runs.ts';
-import { type CatalogueHarness, describeCatalogueBehaviour } from './port.suite.ts';
+import { keySpecs } from '../../../deploy/meili-keys.ts';
+import { generateQuotes } from '../../../indexer/generate.ts';
+import { buildApp } from '../../app.ts';
+import { loadConfig } from '../../config.ts';
+import { rawHttp } from '../../test-app.ts';
+import { buildMeiliCatalogue } from '../../test-support/meilisearch-catalogue.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
+import { type CatalogueHarness, describeCatalogueBehaviour } from '../port.suite.ts';
 import {
   type CatalogueIndex,
   CatalogueUnavailableError,
@@ -48,9 +36,21 @@ import {
   type Quote,
   SORT_FIELDS,
   type SortKey,
-} from './port.ts';
-import { openSqliteCatalogue } from './sqlite.ts';
-import { createSqliteBuilder } from './sqlite-builder.ts';
+} from '../port.ts';
+import { createSqliteBuilder } from '../sqlite/builder.ts';
+import { openSqliteCatalogue } from '../sqlite/catalogue.ts';
+import { createMeiliBuilder } from './builder.ts';
+import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogue } from './catalogue.ts';
+import {
+  buildFilter,
+  countRequest,
+  filterExpression,
+  infoRequest,
+  pageRequest,
+  pickRequest,
+  SHALLOW_OFFSET,
+} from './request.ts';
+import { type RunReader, readPageNarrowed } from './runs.ts';
 
 // ---------------------------------------------------------------------------------------------
 // 1. Behaviour suite

@@ -1,6 +1,6 @@
 /**
- * Full-text search (`q`) on the embedded catalogue: the FTS5 table of its file (sqlite-schema.ts)
- * finds the quotes holding the query's words, and the columns in memory (sqlite-query.ts) apply
+ * Full-text search (`q`) on the embedded catalogue: the FTS5 table of its file (sqlite/schema.ts)
+ * finds the quotes holding the query's words, and the columns in memory (sqlite/query.ts) apply
  * the other filters, order and page them. The rules themselves are in search.ts.
  *
  * Queries carry only {@link searchToken}s, each in double quotes (a token is ASCII letters, so
@@ -8,10 +8,10 @@
  * it, which are exactly the words beginning with the last word of the query.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { SortKey } from './port.ts';
-import { searchToken } from './search.ts';
-import type { CatalogueColumns, Selection, Strategies } from './sqlite-query.ts';
-import { SEARCH_TABLE } from './sqlite-schema.ts';
+import type { SortKey } from '../port.ts';
+import { searchToken } from '../search.ts';
+import type { CatalogueColumns, Selection, Strategies } from './query.ts';
+import { SEARCH_TABLE } from './schema.ts';
 
 /** Searches one catalogue file. */
 export class SqliteSearch {

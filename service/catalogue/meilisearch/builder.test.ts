@@ -13,13 +13,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ensureKeys, keySpecs } from '../../deploy/meili-keys.ts';
-import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
-import { FIXTURE_QUOTES } from './fixtures.ts';
-import { openMeiliCatalogue } from './meilisearch.ts';
-import { createMeiliBuilder, MeiliTaskError } from './meilisearch-builder.ts';
-import { createDocumentEncoder, MEILI_SETTINGS } from './meilisearch-request.ts';
-import { type CatalogueLogger, CatalogueUnavailableError, type Quote } from './port.ts';
+import { ensureKeys, keySpecs } from '../../../deploy/meili-keys.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
+import { FIXTURE_QUOTES } from '../fixtures.ts';
+import { type CatalogueLogger, CatalogueUnavailableError, type Quote } from '../port.ts';
+import { createMeiliBuilder, MeiliTaskError } from './builder.ts';
+import { openMeiliCatalogue } from './catalogue.ts';
+import { createDocumentEncoder, MEILI_SETTINGS } from './request.ts';
 
 interface FakeIndex {
   primaryKey: string | null;
