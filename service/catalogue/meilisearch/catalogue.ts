@@ -20,7 +20,6 @@
 import { randomInt } from 'node:crypto';
 import { MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
 import type { Directory } from '../authors.ts';
-import { type EngineHttp, engineHttp } from '../meilisearch-http.ts';
 import {
   type CatalogueIndex,
   type CatalogueInfo,
@@ -41,6 +40,7 @@ import {
 } from '../port.ts';
 import { distinctDrawer, drawDistinct } from '../sample.ts';
 import { MeiliDirectory } from './authors.ts';
+import { type EngineHttp, engineHttp } from './http.ts';
 import {
   buildFilter,
   countRequest,
@@ -1055,7 +1055,7 @@ async function withRangeFields<T>(filters: Filters, call: Promise<T>): Promise<T
   }
 }
 
-/** The exact number of matches of a search read by page (see meilisearch-search.ts). */
+/** The exact number of matches of a search read by page (see meilisearch/search.ts). */
 function exactTotal(response: SearchResponse): number {
   const total = response.totalHits ?? response.estimatedTotalHits;
   if (total === undefined) throw new Error('a Meilisearch search answered without a number of hits');
