@@ -12,10 +12,12 @@
  */
 import { type FacetField, type FacetValue, fold } from '../port.ts';
 import type { CatalogueColumns, Groups, Selection } from './query.ts';
+import { WholeCatalogueFacets } from '../sqlite-facet-totals.ts';
 
 export class FacetCounter {
   readonly #columns: CatalogueColumns;
   readonly #display = new Map<FacetField, Map<number, string>>();
+  readonly #whole = new WholeCatalogueFacets();
 
   constructor(columns: CatalogueColumns) {
     this.#columns = columns;
@@ -26,6 +28,13 @@ export class FacetCounter {
    * `matches`, ords of the selection), ranked as the port says.
    */
   values(selection: Selection, field: FacetField, limit: number, matches?: Int32Array): FacetValue[] {
+    if (WholeCatalogueFacets.applies(selection, matches)) {
+      return this.#whole.values(field, limit, (best) => this.#count(selection, field, best, matches));
+    }
+    return this.#count(selection, field, limit, matches);
+  }
+
+  #count(selection: Selection, field: FacetField, limit: number, matches?: Int32Array): FacetValue[] {
     const columns = this.#columns;
     const folded = columns.foldedValues(field);
     const counts = new Float64Array(folded.length);
