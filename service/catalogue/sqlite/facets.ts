@@ -11,8 +11,8 @@
  * per value and catalogue file, when first listed.
  */
 import { type FacetField, type FacetValue, fold } from '../port.ts';
+import { WholeCatalogueFacets } from './facet-totals.ts';
 import type { CatalogueColumns, Groups, Selection } from './query.ts';
-import { WholeCatalogueFacets } from '../sqlite-facet-totals.ts';
 
 export class FacetCounter {
   readonly #columns: CatalogueColumns;

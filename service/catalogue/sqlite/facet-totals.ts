@@ -4,8 +4,8 @@
  * best {@link MAX_FACET_LIMIT} values of each field are counted once; a request for fewer takes
  * the first of them, since the port's ranking is a total order (count, then folded value).
  */
-import { type FacetField, type FacetValue, MAX_FACET_LIMIT } from './port.ts';
-import type { Selection } from './sqlite-query.ts';
+import { type FacetField, type FacetValue, MAX_FACET_LIMIT } from '../port.ts';
+import type { Selection } from './query.ts';
 
 export class WholeCatalogueFacets {
   readonly #best = new Map<FacetField, readonly FacetValue[]>();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type FacetValue, MAX_FACET_LIMIT } from './port.ts';
-import { WholeCatalogueFacets } from './sqlite-facet-totals.ts';
+import { type FacetValue, MAX_FACET_LIMIT } from '../port.ts';
+import { WholeCatalogueFacets } from './facet-totals.ts';
 
 const ranked = (limit: number): FacetValue[] =>
   Array.from({ length: Math.min(limit, 5) }, (_, i) => ({ value: `v${i}`, count: 10 - i }));
