@@ -424,12 +424,7 @@ class MeiliBuilder implements CatalogueBuilder {
         error instanceof Error && error.name === 'AbortError'
           ? `no answer within ${timeoutMs} ms`
           : networkReason(error);
-      throw new CatalogueUnavailableError(
-        `could not ${what}: Meilisearch at ${host} is unreachable (${reason})`,
-        {
-          cause: error,
-        },
-      );
+      throw unreachable(what, host, reason, error);
     }
     let parsed: { taskUid?: unknown; message?: unknown; code?: unknown } = {};
     try {
@@ -442,7 +437,7 @@ class MeiliBuilder implements CatalogueBuilder {
     }
     const message = typeof parsed.message === 'string' ? parsed.message : answer.text.slice(0, 200);
     const code = typeof parsed.code === 'string' ? parsed.code : `HTTP ${answer.status}`;
-    throw new Error(`Meilisearch refused to ${what}: ${message} (${code})`);
+    throw refused(what, message, code);
   }
 
   async #awaitOldest(): Promise<void> {
@@ -507,16 +502,10 @@ class MeiliBuilder implements CatalogueBuilder {
         error.cause instanceof MeilisearchRequestTimeOutError
           ? `no answer within ${error.cause.cause.timeout} ms`
           : networkReason(error.cause);
-      return new CatalogueUnavailableError(
-        `could not ${what}: Meilisearch at ${host} is unreachable (${reason})`,
-        {
-          cause: error,
-        },
-      );
+      return unreachable(what, host, reason, error);
     }
     if (error instanceof MeilisearchApiError) {
-      const code = error.cause?.code ?? `HTTP ${error.response.status}`;
-      return new Error(`Meilisearch refused to ${what}: ${error.message} (${code})`, { cause: error });
+      return refused(what, error.message, error.cause?.code ?? `HTTP ${error.response.status}`, error);
     }
     return error instanceof Error ? error : new Error(String(error));
   }
@@ -571,4 +560,20 @@ class MeiliBuilder implements CatalogueBuilder {
 /** The engine refused to show a task: the key is limited to some indexes and the task spans several. */
 function hiddenTask(error: unknown): boolean {
   return error instanceof MeilisearchApiError && error.cause?.code === 'task_not_found';
+}
+
+/** The engine could not be reached for `what`: the network's reason, or the timeout. */
+function unreachable(what: string, host: string, reason: string, cause: unknown): CatalogueUnavailableError {
+  return new CatalogueUnavailableError(
+    `could not ${what}: Meilisearch at ${host} is unreachable (${reason})`,
+    {
+      cause,
+    },
+  );
+}
+
+/** The engine answered `what` with an error: its own message and code. */
+function refused(what: string, message: string, code: string, cause?: unknown): Error {
+  const text = `Meilisearch refused to ${what}: ${message} (${code})`;
+  return cause === undefined ? new Error(text) : new Error(text, { cause });
 }
