@@ -141,11 +141,21 @@ export class DirectoryCollector {
     }
   }
 
-  /** The documents of both indexes, each marked with the build's catalogue version. */
-  documents(version: string): { authors: MeiliAuthorDocument[]; works: MeiliWorkDocument[] } {
-    const works: MeiliWorkDocument[] = [];
+  get authorCount(): number {
+    return this.#authors.size;
+  }
+
+  get workCount(): number {
+    return this.#works.size;
+  }
+
+  /**
+   * The documents of each index, marked with the build's catalogue version, made one at a time:
+   * at the end of a large build the heap holds the tallies and one document, not both indexes.
+   */
+  *workDocuments(version: string): Generator<MeiliWorkDocument> {
     for (const [id, w] of this.#works) {
-      works.push({
+      yield {
         id,
         title: w.title,
         author: w.author,
@@ -156,28 +166,28 @@ export class DirectoryCollector {
         title_sort: fold(w.title),
         title_prefixes: prefixKeys(w.title),
         catalogue_version: version,
-      });
+      };
     }
-    const byId = new Map(works.map((w) => [w.id, w]));
-    const authors: MeiliAuthorDocument[] = [];
+  }
+
+  *authorDocuments(version: string): Generator<MeiliAuthorDocument> {
     for (const [id, a] of this.#authors) {
-      authors.push({
+      yield {
         id,
         name: a.name,
         quote_count: a.count,
         categories: ranked(a.categories),
         works: [...a.works]
           .map(([workId, count]) => {
-            const work = byId.get(workId) as MeiliWorkDocument;
-            return { id: workId, title: work.title, publish_date: work.publish_date, quote_count: count };
+            const work = this.#works.get(workId) as WorkTally;
+            return { id: workId, title: work.title, publish_date: work.date, quote_count: count };
           })
           .sort((x, y) => compareCodePoints(x.publish_date, y.publish_date) || x.id - y.id),
         name_sort: fold(a.name),
         name_prefixes: prefixKeys(a.name),
         catalogue_version: version,
-      });
+      };
     }
-    return { authors, works };
   }
 }
 

@@ -128,10 +128,12 @@ class MeiliBuilder implements CatalogueBuilder {
   readonly #taskTimeoutMs: number;
   /** The batch being gathered, as NDJSON bytes; allocated with the first document. */
   #body: Buffer | undefined;
+  /** The index the batch being gathered goes to. */
+  #target: string;
   #bytes = 0;
   #documents = 0;
   #count = 0;
-  readonly #inFlight: { taskUid: number }[] = [];
+  readonly #inFlight: { taskUid: number; index: string }[] = [];
   #created = false;
   /** Set once the swap succeeded: from then on the build index holds the old catalogue. */
   #swapped = false;
@@ -157,6 +159,7 @@ class MeiliBuilder implements CatalogueBuilder {
     this.#version = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     this.#buildUid = buildIndexUid(options.index, this.#version);
     this.#build = this.#client.index<MeiliQuoteDocument>(this.#buildUid);
+    this.#target = this.#buildUid;
     this.#encode = createDocumentEncoder(this.#version);
     this.#batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     this.#maxBatchBytes = options.maxBatchBytes ?? MAX_BATCH_BYTES;
@@ -192,14 +195,18 @@ class MeiliBuilder implements CatalogueBuilder {
     }
     for (const quote of quotes) {
       this.#directory.add(quote);
-      const line = JSON.stringify(this.#encode(quote));
-      const size = Buffer.byteLength(line);
-      // The newline that separates it from the line before counts too.
-      if (this.#documents > 0 && this.#bytes + 1 + size > this.#maxBatchBytes) await this.#flush();
-      this.#append(line, size);
+      await this.#push(JSON.stringify(this.#encode(quote)));
       this.#count++;
-      if (this.#documents >= this.#batchSize) await this.#flush();
     }
+  }
+
+  /** Adds one NDJSON line to the batch of {@link #target}, sending the batch when it is full. */
+  async #push(line: string): Promise<void> {
+    const size = Buffer.byteLength(line);
+    // The newline that separates it from the line before counts too.
+    if (this.#documents > 0 && this.#bytes + 1 + size > this.#maxBatchBytes) await this.#flush();
+    this.#append(line, size);
+    if (this.#documents >= this.#batchSize) await this.#flush();
   }
 
   #append(line: string, size: number): void {
@@ -376,12 +383,13 @@ class MeiliBuilder implements CatalogueBuilder {
 
   async #flush(): Promise<void> {
     if (this.#documents === 0 || this.#body === undefined) return;
-    const what = `send ${this.#documents} documents to ${this.#buildUid}`;
-    const task = await this.#postDocuments(this.#body.subarray(0, this.#bytes), what);
+    const index = this.#target;
+    const what = `send ${this.#documents} documents to ${index}`;
+    const task = await this.#postDocuments(index, this.#body.subarray(0, this.#bytes), what);
     this.#documents = 0;
     this.#bytes = 0;
     if (this.#body.length > this.#maxBatchBytes) this.#body = undefined;
-    this.#inFlight.push(task);
+    this.#inFlight.push({ taskUid: task.taskUid, index });
     while (this.#inFlight.length > MAX_TASKS_IN_FLIGHT) await this.#awaitOldest();
   }
 
@@ -390,10 +398,10 @@ class MeiliBuilder implements CatalogueBuilder {
    * `fetch` copies a buffer body: `node:http` sends the batch's own buffer, which is reused once
    * the engine answered (it reads the whole payload before it enqueues the task).
    */
-  async #postDocuments(body: Buffer, what: string): Promise<{ taskUid: number }> {
+  async #postDocuments(index: string, body: Buffer, what: string): Promise<{ taskUid: number }> {
     const host = this.#options.host;
     const base = host.endsWith('/') ? host : `${host}/`;
-    const url = new URL(`indexes/${encodeURIComponent(this.#buildUid)}/documents?primaryKey=id`, base);
+    const url = new URL(`indexes/${encodeURIComponent(index)}/documents?primaryKey=id`, base);
     const timeoutMs = this.#options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const headers: Record<string, string | number> = {
       'Content-Type': 'application/x-ndjson',
@@ -444,7 +452,7 @@ class MeiliBuilder implements CatalogueBuilder {
     const task = this.#inFlight[0];
     if (task === undefined) return;
     // Stays listed until it finished, so that an abort meanwhile cancels it too.
-    await this.#wait(task, `index documents into ${this.#buildUid}`);
+    await this.#wait(task, `index documents into ${task.index}`);
     this.#inFlight.shift();
   }
 
@@ -522,7 +530,6 @@ class MeiliBuilder implements CatalogueBuilder {
       works: buildIndexUid(lives.works, this.#version),
     };
     this.#directoryBuilds = builds;
-    const documents = this.#directory.documents(this.#version);
     const out: { build: string; live: string; firstRun: boolean }[] = [];
     for (const kind of ['authors', 'works'] as const) {
       const uid = builds[kind];
@@ -531,20 +538,20 @@ class MeiliBuilder implements CatalogueBuilder {
       await this.#run(`apply the settings of ${uid}`, () =>
         index.updateSettings(kind === 'authors' ? AUTHORS_SETTINGS : WORKS_SETTINGS),
       );
-      const docs: object[] = documents[kind];
-      for (let i = 0; i < docs.length; i += this.#batchSize) {
-        const body = docs
-          .slice(i, i + this.#batchSize)
-          .map((d) => JSON.stringify(d))
-          .join('\n');
-        await this.#run(`index the ${kind} into ${uid}`, () =>
-          index.addDocumentsFromString(body, 'application/x-ndjson', { primaryKey: 'id' }),
-        );
-      }
+      // Sent as the quotes are, through the batch buffer: the documents are made one at a time.
+      const documents =
+        kind === 'authors'
+          ? this.#directory.authorDocuments(this.#version)
+          : this.#directory.workDocuments(this.#version);
+      const expected = kind === 'authors' ? this.#directory.authorCount : this.#directory.workCount;
+      this.#target = uid;
+      for (const document of documents) await this.#push(JSON.stringify(document));
+      await this.#flush();
+      while (this.#inFlight.length > 0) await this.#awaitOldest();
       const stats = await this.#call(`read the stats of ${uid}`, () => index.getStats());
-      if (stats.numberOfDocuments !== docs.length) {
+      if (stats.numberOfDocuments !== expected) {
         throw new Error(
-          `Meilisearch index ${uid} holds ${stats.numberOfDocuments} documents, expected ${docs.length}; the live index was not changed`,
+          `Meilisearch index ${uid} holds ${stats.numberOfDocuments} documents, expected ${expected}; the live index was not changed`,
         );
       }
       out.push({ build: uid, live: lives[kind], firstRun: !(await this.#exists(lives[kind])) });
