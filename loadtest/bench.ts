@@ -25,7 +25,7 @@ import { UsageError } from '../service/command-line.ts';
 import { findMeiliBinary } from '../service/test-support/meilisearch-engine.ts';
 import { AUTHORS_CONNECTIONS, AUTHORS_P99_MS, authorByIdPaths, topAuthorPaths } from './bench/authors.ts';
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
-import { facetPaths } from './bench/facets.ts';
+import { FACET_REQUESTS, facetPaths } from './bench/facets.ts';
 import { type FeatureKind, featurePaths } from './bench/features.ts';
 import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
 import { encodeBatches, ingestDirect, meiliVersion, startMeili, startRecorder } from './bench/meili.ts';
@@ -273,7 +273,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       log(summary(`  ${kind}`, features[kind as FeatureKind] as LoadResult));
     }
     log(memoryLine(service.child.pid, 'each kind of the mix'));
-    const facets = facetPaths(random, options.quick ? 300 : 1500);
+    const facets = facetPaths(random, options.quick ? 300 : FACET_REQUESTS);
     const facetRun = await measure({
       baseUrl: service.url,
       paths: facets,
@@ -677,7 +677,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       log(summary('/quotes/random', randomRun));
     }
     // Paths are drawn whatever --only chooses, so that a run measures the same requests alone as in all.
-    const facets = facetPaths(random, options.quick ? 300 : 1500);
+    const facets = facetPaths(random, options.quick ? 300 : FACET_REQUESTS);
     let facetRun: LoadResult | undefined;
     if (want('facets')) {
       facetRun = await measure({
