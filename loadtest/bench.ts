@@ -42,6 +42,7 @@ import {
   type Child,
   cpuSecondsOf,
   freePort,
+  INDEXER_ENV,
   INDEXER_NODE_FLAGS,
   killAllNow,
   memoryOf,
@@ -527,7 +528,13 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
         'indexer',
         process.execPath,
         [...INDEXER_NODE_FLAGS, join(ROOT, 'indexer/cli.ts'), catalogue.file],
-        { ...env, SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.url, MEILI_ADMIN_KEY: indexerKey },
+        {
+          ...env,
+          ...INDEXER_ENV,
+          SEARCH_BACKEND: 'meilisearch',
+          MEILI_HOST: engine.url,
+          MEILI_ADMIN_KEY: indexerKey,
+        },
       );
       if (indexer.code !== 0)
         throw new Error(`indexer/cli.ts exited ${indexer.code}:\n${indexer.output.trim()}`);

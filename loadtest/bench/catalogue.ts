@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { INDEXER_NODE_FLAGS, runMeasured } from './processes.ts';
+import { INDEXER_ENV, INDEXER_NODE_FLAGS, runMeasured } from './processes.ts';
 
 /** The generated NDJSON file and whether this run generated it. */
 export interface CatalogueFile {
@@ -86,6 +86,7 @@ export async function indexCatalogue(
   const args = [...INDEXER_NODE_FLAGS, join(root, 'indexer/cli.ts'), file];
   const run = await runMeasured('indexer', process.execPath, args, {
     ...env,
+    ...INDEXER_ENV,
     SEARCH_BACKEND: 'sqlite',
     SQLITE_PATH: sqlitePath,
   });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { UsageError } from '../../service/command-line.ts';
 import { MEILI_RUNS, parseBenchArgs } from './options.ts';
-import { INDEXER_NODE_FLAGS, SERVICE_NODE_FLAGS } from './processes.ts';
+import { INDEXER_ENV, INDEXER_NODE_FLAGS, SERVICE_NODE_FLAGS } from './processes.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -95,13 +95,18 @@ describe('the processes the benchmark starts', () => {
       scripts: { start: string; index: string };
     };
     expect(pkg.scripts.start).toBe(`node ${flags} service/server.ts`);
-    expect(pkg.scripts.index).toBe(`node ${INDEXER_NODE_FLAGS.join(' ')} indexer/cli.ts`);
+    const indexEnv = Object.entries(INDEXER_ENV).map(([name, value]) => `${name}=${value} `);
+    expect(pkg.scripts.index).toBe(`${indexEnv.join('')}node ${INDEXER_NODE_FLAGS.join(' ')} indexer/cli.ts`);
     expect(readFileSync(join(REPOSITORY, 'Dockerfile'), 'utf8')).toContain(
       `CMD ["node", ${SERVICE_NODE_FLAGS.map((f) => `"${f}"`).join(', ')}, "service/server.ts"]`,
     );
     const compose = parse(readFileSync(join(REPOSITORY, 'docker-compose.yml'), 'utf8')) as {
-      services: { service: { command: string[] } };
+      services: { service: { command: string[] }; indexer: { environment: Record<string, string> } };
     };
+    expect(compose.services.indexer.environment).toMatchObject({
+      ...INDEXER_ENV,
+      NODE_OPTIONS: INDEXER_NODE_FLAGS.join(' '),
+    });
     expect(compose.services.service.command.slice(-2 - SERVICE_NODE_FLAGS.length)).toEqual([
       'node',
       ...SERVICE_NODE_FLAGS,
