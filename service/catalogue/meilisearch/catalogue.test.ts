@@ -508,6 +508,8 @@ describe('the read protocol', () => {
       index: 'quotes',
       timeoutMs,
       narrowFrom: Number.POSITIVE_INFINITY,
+      // The counted way of reading deep pages, which catalogues with gaps in their ids take.
+      idRanges: false,
     });
 
   it('reads a shallow page with one documents fetch, the key as a bearer token', async () => {
@@ -647,6 +649,7 @@ describe('the read protocol', () => {
       timeoutMs,
       maxDeepReads: 3,
       narrowFrom: Number.POSITIVE_INFINITY,
+      idRanges: false,
     });
     const started = performance.now();
     const settled = await Promise.all(
@@ -750,13 +753,69 @@ describe('the read protocol', () => {
           ? { status: 200, json: { id, catalogue_version: version } }
           : apiError(404, 'document_not_found', `Document \`${id}\` not found.`);
       }
-      const body = request.body as { limit: number; offset: number; sort?: string[] };
-      const sorted = body.sort?.[0] === 'id:desc' ? [...ids].reverse() : ids;
+      const body = request.body as { limit: number; offset: number; sort?: string[]; filter?: string };
+      // The one filter these tests send: a range of ids.
+      const range = /^id >= (\d+) AND id <= (\d+)$/.exec(body.filter ?? '');
+      const matches =
+        body.filter === undefined
+          ? ids
+          : range === null
+            ? []
+            : ids.filter((id) => id >= Number(range[1]) && id <= Number(range[2]));
+      const sorted = body.sort?.[0] === 'id:desc' ? [...matches].reverse() : matches;
       const results = sorted
         .slice(body.offset, body.offset + body.limit)
         .map((id) => ({ id, catalogue_version: version }));
-      return { status: 200, json: fetched(results, ids.length, body.offset, body.limit) };
+      return { status: 200, json: fetched(results, matches.length, body.offset, body.limit) };
     });
+
+  it('reads a deep unfiltered page in id order as its range of ids when the ids have no gap', async () => {
+    engine = await catalogueOfIds([5, 6, 7, 8, 9, 10, 11]);
+    const index = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: 'k',
+      index: 'quotes',
+      timeoutMs: 2_000,
+      shallowOffset: 0,
+    });
+    const page = (p: number, limit: number, direction?: 'asc' | 'desc') =>
+      index.list({
+        filters: {},
+        sort: direction === undefined ? [] : [{ field: 'id', direction }],
+        page: p,
+        limit,
+        fields: ['id'],
+      });
+    expect(await page(2, 3)).toEqual({ items: [{ id: 8 }, { id: 9 }, { id: 10 }], total: 7 });
+    expect(await page(3, 3, 'asc')).toEqual({ items: [{ id: 11 }], total: 7 });
+    expect(await page(2, 3, 'desc')).toEqual({ items: [{ id: 8 }, { id: 7 }, { id: 6 }], total: 7 });
+    expect(await page(3, 3, 'desc')).toEqual({ items: [{ id: 5 }], total: 7 });
+    // The version, both ends of the ids once, then one read of a range per page: no count, no walk.
+    const pages = engine.requests.slice(3).map((r) => r.body as { filter?: string; offset: number });
+    expect(pages.map((b) => [b.filter, b.offset])).toEqual([
+      ['id >= 8 AND id <= 10', 0],
+      ['id >= 11 AND id <= 11', 0],
+      ['id >= 6 AND id <= 8', 0],
+      ['id >= 5 AND id <= 5', 0],
+    ]);
+    await index.close();
+  });
+
+  it('reads deep pages the counted way when the ids have a gap', async () => {
+    engine = await catalogueOfIds([5, 6, 8, 9]);
+    const index = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: 'k',
+      index: 'quotes',
+      timeoutMs: 2_000,
+      shallowOffset: 0,
+    });
+    const result = await index.list({ filters: {}, sort: [], page: 2, limit: 2, fields: ['id'] });
+    expect(result).toEqual({ items: [{ id: 8 }, { id: 9 }], total: 4 });
+    const filters = engine.requests.map((r) => (r.body as { filter?: string } | undefined)?.filter);
+    expect(filters.filter((f) => f?.startsWith('id >=') === true)).toEqual([]);
+    await index.close();
+  });
 
   it('draws an unfiltered random quote as a uniform id read by key when the ids have no gap', async () => {
     engine = await catalogueOfIds([11, 12, 13, 14]);

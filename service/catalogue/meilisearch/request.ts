@@ -36,6 +36,7 @@ import { createHash } from 'node:crypto';
 import type { Settings } from 'meilisearch';
 import {
   CatalogueUnavailableError,
+  type Direction,
   type FacetField,
   type Filters,
   fold,
@@ -505,6 +506,31 @@ export function pickRequest(
   fields: readonly QuoteField[] | null,
 ): FetchRequest {
   return withFilter(filter, { offset, limit: 1, fields: retrievedFields(fields) });
+}
+
+/**
+ * An unfiltered page in id order when the catalogue's ids are every integer from `first` to
+ * `last`: its ids are known, so it is read as the range of them (the engine looks the bounds up)
+ * instead of an offset the engine walks to. Undefined for a page past the last.
+ */
+export function idRangeRequest(
+  span: { first: number; last: number },
+  direction: Direction,
+  offset: number,
+  limit: number,
+  fields: readonly QuoteField[] | null,
+): FetchRequest | undefined {
+  const total = span.last - span.first + 1;
+  if (offset >= total) return undefined;
+  const count = Math.min(limit, total - offset);
+  const low = direction === 'asc' ? span.first + offset : span.last - offset - count + 1;
+  return {
+    filter: `id >= ${low} AND id <= ${low + count - 1}`,
+    sort: [`id:${direction}`],
+    offset: 0,
+    limit: count,
+    fields: [...new Set([...retrievedFields(fields), 'catalogue_version'])],
+  };
 }
 
 /**
