@@ -128,12 +128,24 @@ function quoteDigest(text: string, foldedAuthor: string): number {
 }
 
 /**
- * Digest → first record, in two typed arrays with linear probing: 12 bytes per slot, at most half
- * of them used, where a Map of a million numbers holds about 64 MB.
+ * Digest → first record, in {@link SHARDS} tables of two typed arrays with linear probing: 12
+ * bytes per slot, at most half of them used, where a Map of a million numbers holds about 64 MB.
+ * Shards grow one at a time, so a growth holds a shard's old arrays beside its new ones, not the
+ * whole table's (12 MB more at the peak for a million quotes).
  */
 class DigestTable {
-  #keys = new Float64Array(1 << 16);
-  #records = new Int32Array(1 << 16);
+  readonly #shards = Array.from({ length: SHARDS }, () => new DigestShard());
+
+  claim(digest: number, record: number): number {
+    return (this.#shards[digest % SHARDS] as DigestShard).claim(Math.floor(digest / SHARDS) + 1, record);
+  }
+}
+
+const SHARDS = 64;
+
+class DigestShard {
+  #keys = new Float64Array(1 << 10);
+  #records = new Int32Array(1 << 10);
   #size = 0;
 
   /** Records `record` as the first holder of `digest`; returns the earlier record, or 0 when new. */
