@@ -12,7 +12,12 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openRecords } from '../../indexer/read.ts';
 import { Validator } from '../../indexer/validate.ts';
-import { DEFAULT_BATCH_SIZE, MAX_BATCH_BYTES } from '../../service/catalogue/meilisearch/builder.ts';
+import {
+  batchEndsBefore,
+  batchIsFull,
+  DEFAULT_BATCH_SIZE,
+  MAX_BATCH_BYTES,
+} from '../../service/catalogue/meilisearch/builder.ts';
 import { createDocumentEncoder, MEILI_SETTINGS } from '../../service/catalogue/meilisearch/request.ts';
 import type { RequestSpec } from './load.ts';
 import { type Child, freePort, start, waitForHttp } from './processes.ts';
@@ -118,7 +123,7 @@ export async function encodeBatches(
         const line = JSON.stringify(encode(quote));
         const size = Buffer.byteLength(line);
         // The indexer's own cut: a batch ends at its document count or before its byte limit.
-        if (out !== undefined && inBytes + 1 + size > limits.bytes) await close();
+        if (batchEndsBefore(inBatch, inBytes, size, limits.bytes)) await close();
         if (out === undefined) {
           const name = join(dir, `batch-${files.length}.ndjson`);
           files.push(name);
@@ -132,7 +137,7 @@ export async function encodeBatches(
         }
         inBytes += (inBatch === 0 ? 0 : 1) + size;
         count++;
-        if (++inBatch >= limits.documents) await close();
+        if (batchIsFull(++inBatch, limits.documents)) await close();
       }
     }
     await close();

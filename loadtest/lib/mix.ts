@@ -9,21 +9,14 @@
  * service itself (a few `GET /quotes?limit=100` pages), so every request of the mix matches
  * something and answers 200 on any catalogue: the bundled data, a generated one, or a user's own.
  */
+import type { Quote } from '../../service/catalogue/fields.ts';
 import { QUOTE_FIELDS } from './shape.ts';
 
 /** The fields a vocabulary sample needs, fetched with `fields=` to keep the sample small. */
 export const SAMPLE_FIELDS = 'id,author,author_id,work,work_id,category,genre';
 
 /** One sampled quote: the values the mix draws its filters from. */
-export interface Sample {
-  id: number;
-  author: string;
-  author_id: number;
-  work: string;
-  work_id: number;
-  category: string;
-  genre: string[];
-}
+export type Sample = Pick<Quote, 'id' | 'author' | 'author_id' | 'work' | 'work_id' | 'category' | 'genre'>;
 
 /** What the mix knows about the catalogue under test. */
 export interface Vocabulary {

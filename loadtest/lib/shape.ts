@@ -3,21 +3,9 @@
  * and #the-genre-form). Pure functions over parsed JSON, usable from k6 checks and from Node tests alike.
  */
 
-/** Every field of a full Quote, in the order responses list them. */
-export const QUOTE_FIELDS = [
-  'id',
-  'author',
-  'author_id',
-  'work',
-  'work_id',
-  'category',
-  'genre',
-  'publish_date',
-  'quote_length',
-  'source',
-  'quote',
-  'language',
-];
+import { QUOTE_FIELDS } from '../../service/catalogue/fields.ts';
+
+export { QUOTE_FIELDS };
 
 /** The fields of a `/api/v1/quotes` item (docs/api.md#the-genre-form). */
 export const V1_FIELDS = ['id', 'author', 'work', 'genre', 'publish_date', 'quote_length', 'source', 'quote'];

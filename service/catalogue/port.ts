@@ -10,60 +10,15 @@
 
 import { CodedError } from '../coded-error.ts';
 import type { Directory } from './authors.ts';
+import { QUOTE_FIELDS, type Quote, type QuoteField, type SortField } from './fields.ts';
 import { isLanguageCode, LANGUAGE_EXPECTED } from './language.ts';
 import { inRanges, type Ranges } from './ranges.ts';
 
-/** Every field of a Quote, in the order responses list them. */
-export const QUOTE_FIELDS = [
-  'id',
-  'author',
-  'author_id',
-  'work',
-  'work_id',
-  'category',
-  'genre',
-  'publish_date',
-  'quote_length',
-  'source',
-  'quote',
-  // Last, so that the fields a profile decides stay adjacent (sqlite/json.ts writes them as one).
-  'language',
-] as const;
-export type QuoteField = (typeof QUOTE_FIELDS)[number];
-
-/** A full quote as the catalogue holds it (docs/api.md#the-quote). No field is ever null or absent. */
-export interface Quote {
-  id: number;
-  author: string;
-  author_id: number;
-  work: string;
-  work_id: number;
-  category: string;
-  genre: string[];
-  publish_date: string;
-  quote_length: number;
-  source: string;
-  quote: string;
-  /** ISO 639-1 code of the language the quote is written in (language.ts). */
-  language: string;
-}
+export { QUOTE_FIELDS, type Quote, type QuoteField, SORT_FIELDS, type SortField } from './fields.ts';
 
 /** A quote projected to the requested fields: exactly those keys, in {@link QUOTE_FIELDS} order. */
 export type QuoteProjection = Partial<Quote>;
 
-/** Keys `sort` accepts (docs/api.md#listing-quotes). */
-export const SORT_FIELDS = [
-  'id',
-  'author',
-  'author_id',
-  'work',
-  'work_id',
-  'category',
-  'genre',
-  'publish_date',
-  'quote_length',
-] as const;
-export type SortField = (typeof SORT_FIELDS)[number];
 export type Direction = 'asc' | 'desc';
 
 /**

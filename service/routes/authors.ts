@@ -3,7 +3,7 @@
  * (catalogue/authors.ts). Like the quote paths: rate limited, authenticated, 400 for a bad
  * parameter, 404 for nothing found or a page past the last, and ETags from the catalogue version.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { directoryKey, parseDirectoryId, parseDirectoryQuery } from '../authors-query.ts';
 import type { DirectoryPage } from '../catalogue/authors.ts';
 import { type CatalogueIndex, CatalogueUnavailableError, totalPages } from '../catalogue/port.ts';
@@ -65,27 +65,18 @@ export async function authorRoutes(app: FastifyInstance, options: QuoteRoutesOpt
     );
   });
 
-  app.get<{ Params: { id: string } }>(
-    '/authors/:id',
-    { schema: authorByIdSchema },
-    async (request, reply) => {
-      const id = parseDirectoryId('authors', request.params.id, readQuery(request.raw.url ?? ''));
-      if (id === null) throw notFound(`No author has id ${shorten(request.params.id)}`);
-      return answer(options, request, reply, JSON.stringify(['author', id]), async () => {
-        const author = await directoryOf(catalogue).author(id);
-        if (author === null) throw notFound(`No author has id ${id}`);
-        return author;
+  // One handler for both details: they differ only in the entity they name.
+  const detail =
+    (kind: 'author' | 'work') =>
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      const id = parseDirectoryId(`${kind}s`, request.params.id, readQuery(request.raw.url ?? ''));
+      if (id === null) throw notFound(`No ${kind} has id ${shorten(request.params.id)}`);
+      return answer(options, request, reply, JSON.stringify([kind, id]), async () => {
+        const found = await directoryOf(catalogue)[kind](id);
+        if (found === null) throw notFound(`No ${kind} has id ${id}`);
+        return found;
       });
-    },
-  );
-
-  app.get<{ Params: { id: string } }>('/works/:id', { schema: workByIdSchema }, async (request, reply) => {
-    const id = parseDirectoryId('works', request.params.id, readQuery(request.raw.url ?? ''));
-    if (id === null) throw notFound(`No work has id ${shorten(request.params.id)}`);
-    return answer(options, request, reply, JSON.stringify(['work', id]), async () => {
-      const work = await directoryOf(catalogue).work(id);
-      if (work === null) throw notFound(`No work has id ${id}`);
-      return work;
-    });
-  });
+    };
+  app.get<{ Params: { id: string } }>('/authors/:id', { schema: authorByIdSchema }, detail('author'));
+  app.get<{ Params: { id: string } }>('/works/:id', { schema: workByIdSchema }, detail('work'));
 }

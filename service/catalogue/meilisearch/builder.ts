@@ -103,6 +103,20 @@ export async function createMeiliBuilder(options: MeiliBuilderOptions): Promise<
   return builder;
 }
 
+/**
+ * The batch cut, shared with anything that must cut batches exactly as the indexer does: a batch
+ * that holds documents ends before one that would carry it past `maxBytes` (the newline that
+ * separates it from the line before counts too)...
+ */
+export function batchEndsBefore(documents: number, bytes: number, size: number, maxBytes: number): boolean {
+  return documents > 0 && bytes + 1 + size > maxBytes;
+}
+
+/** ...and ends once it holds `batchSize` documents. */
+export function batchIsFull(documents: number, batchSize: number): boolean {
+  return documents >= batchSize;
+}
+
 /** An engine task that ended in another state than `succeeded`, with the engine's reason. */
 export class MeiliTaskError extends CodedError {
   override name = 'MeiliTaskError';
@@ -203,10 +217,9 @@ class MeiliBuilder implements CatalogueBuilder {
   /** Adds one NDJSON line to the batch of {@link #target}, sending the batch when it is full. */
   async #push(line: string): Promise<void> {
     const size = Buffer.byteLength(line);
-    // The newline that separates it from the line before counts too.
-    if (this.#documents > 0 && this.#bytes + 1 + size > this.#maxBatchBytes) await this.#flush();
+    if (batchEndsBefore(this.#documents, this.#bytes, size, this.#maxBatchBytes)) await this.#flush();
     this.#append(line, size);
-    if (this.#documents >= this.#batchSize) await this.#flush();
+    if (batchIsFull(this.#documents, this.#batchSize)) await this.#flush();
   }
 
   #append(line: string, size: number): void {

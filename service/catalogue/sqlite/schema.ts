@@ -37,7 +37,7 @@
  *   readers report and the HTTP layer mixes into ETags), the count and the byte order of the
  *   columns.
  */
-import type { SortField } from '../port.ts';
+import { SORT_FIELDS, type SortField } from '../port.ts';
 
 /**
  * Full-text search (`q`, search.ts): an FTS5 table whose rowid is the quote's id, `text` holding
@@ -70,15 +70,9 @@ ${CREATE_SEARCH_TABLE}
 
 /** Sort keys whose value is a field of the profile (every key but `id` and `quote_length`). */
 export type ProfileKey = Exclude<SortField, 'id' | 'quote_length'>;
-export const PROFILE_KEYS: readonly ProfileKey[] = [
-  'author',
-  'author_id',
-  'work',
-  'work_id',
-  'category',
-  'genre',
-  'publish_date',
-];
+export const PROFILE_KEYS: readonly ProfileKey[] = SORT_FIELDS.filter(
+  (key): key is ProfileKey => key !== 'id' && key !== 'quote_length',
+);
 
 /**
  * Text dictionaries, stored as JSON arrays of strings: the distinct values of a sort key in rank
