@@ -624,6 +624,33 @@ export class CatalogueColumns {
     }
   }
 
+  // What full-text search reads (sqlite/search.ts).
+
+  /**
+   * Calls `visit` with each profile whose author name or work title has a word equal to `word`
+   * (with `prefix`, a word beginning with it), from the word indexes of `_like`; a profile may
+   * come twice.
+   */
+  forEachProfileWithWord(word: string, prefix: boolean, visit: (profile: number) => void): void {
+    for (const kind of ['author', 'work'] as const) {
+      const { words, start, ranks } = this.#words[kind];
+      const from = findFirst(words, word);
+      const to = prefix ? findFirst(words, word + PREFIX_END) : words[from] === word ? from + 1 : from;
+      const groups = this.#groups[kind === 'author' ? 'author_id' : 'work_id'];
+      for (let j = start[from] as number; j < (start[to] as number); j++) {
+        const r = ranks[j] as number;
+        for (let i = groups.start[r] as number; i < (groups.start[r + 1] as number); i++) {
+          visit(groups.profiles[i] as number);
+        }
+      }
+    }
+  }
+
+  /** CSR: the ords of profile p are `ords[start[p] .. start[p + 1])`, ascending. */
+  profileRuns(): { start: Int32Array; ords: Int32Array } {
+    return { start: this.#c.profile_start, ords: this.#c.profile_ords };
+  }
+
   // What facet counts read (sqlite/facets.ts).
 
   /** The folded values of a text key in rank order (code point order): rank → value. */
