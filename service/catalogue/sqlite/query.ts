@@ -60,6 +60,18 @@ export interface Selection {
   profiles: Int32Array | null;
   total: number;
   ords?: Int32Array;
+  /** A length range: only the quotes of `profiles` (then never null) within it are selected. */
+  lengths?: LengthRange;
+}
+
+/**
+ * Quotes whose length rank lies in [lo, hi), and per profile of the selection (in its order) how
+ * many of its quotes do: a profile's are a run of its quotes ordered by length.
+ */
+export interface LengthRange {
+  lo: number;
+  hi: number;
+  counts: Int32Array;
 }
 
 /** Forces a strategy (tests); by default each one is chosen by its estimated cost. */
@@ -115,6 +127,8 @@ export class CatalogueColumns {
   readonly #scratch = new Map<Exclude<SortKey['field'], 'id'>, { sizes: Float64Array; slots: Int32Array }>();
   /** Number of quotes of each profile. */
   readonly profileSizes: Int32Array;
+  /** CSR over profile_start: each profile's ords in (quote_length, id) order. */
+  readonly #byLengthOrds: Int32Array;
 
   /** Checks the columns fit together and derives the group lists. Throws on an inconsistent file. */
   constructor(columns: Columns, dictionaries: Record<TextDictionary, string[]>) {
@@ -189,6 +203,14 @@ export class CatalogueColumns {
       this.profileSizes[profile] = size;
     }
     expect(columns.profile_start[0] === 0, 'profile_start does not start at 0');
+    // length_order is in (length, id) order: dealt to the profiles, each one's quotes stay so.
+    this.#byLengthOrds = new Int32Array(n);
+    const next = columns.profile_start.slice(0, p);
+    for (const ord of columns.length_order) {
+      const profile = columns.profile[ord] as number;
+      this.#byLengthOrds[next[profile] as number] = ord;
+      next[profile] = (next[profile] as number) + 1;
+    }
     const wordIndex = (kind: 'author' | 'work', size: number): WordIndex => {
       const words = dictionaries[`${kind}_words`];
       const start = columns[`${kind}_word_start`];
@@ -240,9 +262,10 @@ export class CatalogueColumns {
   }
 
   /**
-   * The quotes of a profile selection whose length lies in [min, max], listed in id order. The
-   * quotes in a length range are a run of `length_order`; whichever of that run and the
-   * selection is smaller is walked, keeping the quotes in both.
+   * The quotes of a profile selection whose length lies in [min, max]: the profiles holding
+   * such quotes, with their numbers, counted by two binary searches per profile in its quotes
+   * ordered by length. No quote is listed: a page, a draw or a count reads the quotes it needs
+   * (see {@link LengthRange}).
    */
   #withinLengths(selection: Selection, min: number | undefined, max: number | undefined): Selection {
     const lengths = this.#c.lengths;
@@ -251,60 +274,162 @@ export class CatalogueColumns {
     if (lo === 0 && hi === lengths.length) return selection;
     const empty = { profiles: new Int32Array(0), total: 0 };
     if (lo >= hi || selection.total === 0) return empty;
-    const cumulative = this.#lengthCumulative;
-    const runStart = cumulative[lo] as number;
-    const runEnd = cumulative[hi] as number;
-    const order = this.#c.length_order;
-    let ords: Int32Array;
-    const smaller = Math.min(selection.total, runEnd - runStart);
-    if (smaller * Math.log2(smaller + 1) > this.count) {
-      // Most quotes are kept: one walk over all of them in id order costs less than sorting.
+    const candidates = selection.profiles;
+    const size = candidates === null ? this.#profileCount : candidates.length;
+    const profiles = new Int32Array(size);
+    const counts = new Int32Array(size);
+    let kept = 0;
+    let total = 0;
+    for (let i = 0; i < size; i++) {
+      const profile = candidates === null ? i : (candidates[i] as number);
+      const [a, b] = this.lengthRun(profile, lo, hi);
+      if (a === b) continue;
+      profiles[kept] = profile;
+      counts[kept++] = b - a;
+      total += b - a;
+    }
+    if (total === 0) return empty;
+    return {
+      profiles: profiles.subarray(0, kept),
+      total,
+      lengths: { lo, hi, counts: counts.subarray(0, kept) },
+    };
+  }
+
+  /**
+   * The quotes of `profile` whose length rank lies in [lo, hi): positions [a, b) of its run of
+   * {@link byLength}.
+   */
+  lengthRun(profile: number, lo: number, hi: number): [number, number] {
+    const starts = this.#c.profile_start;
+    const from = starts[profile] as number;
+    const to = starts[profile + 1] as number;
+    return [this.#lengthBound(from, to, lo), this.#lengthBound(from, to, hi)];
+  }
+
+  /** First position in [from, to) of {@link byLength} whose quote's length rank is at least `rank`. */
+  #lengthBound(from: number, to: number, rank: number): number {
+    const ords = this.#byLengthOrds;
+    const ranks = this.#c.length_rank;
+    let lo = from;
+    let hi = to;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((ranks[ords[mid] as number] as number) < rank) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** CSR over `profile_start`: each profile's ords in (quote_length, id) order. */
+  get byLength(): Int32Array {
+    return this.#byLengthOrds;
+  }
+
+  /** Calls `visit` with every quote of a length-range selection, profile by profile. */
+  forEachInLengths(selection: Selection, visit: (ord: number) => void): void {
+    const { lo, hi } = selection.lengths as LengthRange;
+    const ords = this.#byLengthOrds;
+    for (const profile of selection.profiles as Int32Array) {
+      const [a, b] = this.lengthRun(profile, lo, hi);
+      for (let i = a; i < b; i++) visit(ords[i] as number);
+    }
+  }
+
+  /** The quotes of a length-range selection in id order (a walk over all quotes, or a sort of them). */
+  #lengthOrds(selection: Selection): Int32Array {
+    const { lo, hi } = selection.lengths as LengthRange;
+    const out = new Int32Array(selection.total);
+    let found = 0;
+    if (selection.total * Math.log2(selection.total + 1) <= this.count) {
+      this.forEachInLengths(selection, (ord) => {
+        out[found++] = ord;
+      });
+      return out.sort();
+    }
+    const { epoch, first, last } = this.markProfiles(selection.profiles as Int32Array);
+    const mark = this.#mark;
+    const rank = this.#c.length_rank;
+    const profileOf = this.#c.profile;
+    for (let ord = first; ord <= last; ord++) {
+      const r = rank[ord] as number;
+      if (r >= lo && r < hi && mark[profileOf[ord] as number] === epoch) out[found++] = ord;
+    }
+    return out;
+  }
+
+  /**
+   * Positions [offset, offset + count) of a length-range selection in `sort` order, read by
+   * walking the quotes in id order or in (length, id) order as far as the page, when the sort
+   * starts with `id` or `quote_length`; any other sort splits the quotes of the selection.
+   */
+  #lengthPage(
+    selection: Selection,
+    sort: readonly SortKey[],
+    offset: number,
+    count: number,
+    reader: PageReader,
+    out: number[],
+  ): void {
+    const key = sort[0] as SortKey;
+    const want = offset + count;
+    const walkCost = Math.min(this.count, (want * this.count) / selection.total);
+    const gatherCost = selection.total * Math.log2(selection.total + 1);
+    if ((key.field !== 'id' && key.field !== 'quote_length') || gatherCost < walkCost) {
+      reader.ords(this.#lengthOrds(selection), true, sort, offset, count, out);
+      return;
+    }
+    const { lo, hi } = selection.lengths as LengthRange;
+    const { epoch, first, last } = this.markProfiles(selection.profiles as Int32Array);
+    const mark = this.#mark;
+    const profileOf = this.#c.profile;
+    const desc = key.direction === 'desc';
+    let seen = 0;
+    if (key.field === 'id') {
       const rank = this.#c.length_rank;
-      const profileOf = this.#c.profile;
-      const epoch = selection.profiles === null ? 0 : this.markProfiles(selection.profiles).epoch;
-      const mark = this.#mark;
-      const kept = new Int32Array(smaller);
-      let found = 0;
-      for (let ord = 0; ord < this.count; ord++) {
+      const step = desc ? -1 : 1;
+      for (let ord = desc ? last : first; seen < want; ord += step) {
         const r = rank[ord] as number;
-        if (r < lo || r >= hi) continue;
-        if (epoch !== 0 && mark[profileOf[ord] as number] !== epoch) continue;
-        kept[found++] = ord;
+        if (r < lo || r >= hi || mark[profileOf[ord] as number] !== epoch) continue;
+        if (seen >= offset) out.push(ord);
+        seen++;
       }
-      return found === 0
-        ? empty
-        : { profiles: new Int32Array(0), total: found, ords: kept.subarray(0, found) };
+      return;
     }
-    if (selection.profiles === null) {
-      ords = order.slice(runStart, runEnd);
-    } else if (selection.total <= runEnd - runStart) {
-      const starts = this.#c.profile_start;
-      const profileOrds = this.#c.profile_ords;
-      const rank = this.#c.length_rank;
-      const kept: number[] = [];
-      for (const profile of selection.profiles) {
-        for (let i = starts[profile] as number; i < (starts[profile + 1] as number); i++) {
-          const ord = profileOrds[i] as number;
-          const r = rank[ord] as number;
-          if (r >= lo && r < hi) kept.push(ord);
-        }
-      }
-      ords = Int32Array.from(kept);
-    } else {
-      const { epoch } = this.markProfiles(selection.profiles);
-      const mark = this.#mark;
-      const profileOf = this.#c.profile;
-      const kept: number[] = [];
-      for (let i = runStart; i < runEnd; i++) {
+    // Runs of equal length, in the key's direction; each run of length_order is in id order.
+    const order = this.#c.length_order;
+    const runs = this.#lengthCumulative;
+    const rest = sort.slice(1);
+    for (let k = 0; k < hi - lo && seen < want; k++) {
+      const r = desc ? hi - 1 - k : lo + k;
+      const members: number[] = [];
+      for (let i = runs[r] as number; i < (runs[r + 1] as number); i++) {
         const ord = order[i] as number;
-        if (mark[profileOf[ord] as number] === epoch) kept.push(ord);
+        if (mark[profileOf[ord] as number] === epoch) members.push(ord);
       }
-      ords = Int32Array.from(kept);
+      if (seen + members.length > offset) {
+        const local = Math.max(0, offset - seen);
+        const take = Math.min(members.length - local, want - Math.max(seen, offset));
+        reader.ords(Int32Array.from(members), true, rest, local, take, out);
+      }
+      seen += members.length;
     }
-    if (ords.length === 0) return empty;
-    // Ords are ranks by id: sorting them numerically is id order.
-    ords.sort();
-    return { profiles: new Int32Array(0), total: ords.length, ords };
+  }
+
+  /** The quote at a position [0, total) of a length-range selection: profile by profile, by length. */
+  #lengthOrdAt(selection: Selection, position: number): number {
+    const { lo, hi, counts } = selection.lengths as LengthRange;
+    const profiles = selection.profiles as Int32Array;
+    let before = 0;
+    for (let i = 0; i < profiles.length; i++) {
+      const size = counts[i] as number;
+      if (position < before + size) {
+        const [a] = this.lengthRun(profiles[i] as number, lo, hi);
+        return this.#byLengthOrds[a + position - before] as number;
+      }
+      before += size;
+    }
+    throw new Error('a selection total disagrees with its profiles');
   }
 
   /** Per publish_date rank, the day number of the date's first day; computed on first use. */
@@ -418,7 +543,8 @@ export class CatalogueColumns {
     const count = Math.min(limit, selection.total - offset);
     if (count <= 0) return out;
     const reader = new PageReader(this, this.#c, strategies);
-    if (selection.ords !== undefined) reader.ords(selection.ords, true, sort, offset, count, out);
+    if (selection.lengths !== undefined) this.#lengthPage(selection, sort, offset, count, reader, out);
+    else if (selection.ords !== undefined) reader.ords(selection.ords, true, sort, offset, count, out);
     else reader.profiles(selection, sort, offset, count, out);
     return out;
   }
@@ -427,6 +553,7 @@ export class CatalogueColumns {
   randomOrd(selection: Selection, random: (n: number) => number): number | null {
     if (selection.total === 0) return null;
     const target = random(selection.total);
+    if (selection.lengths !== undefined) return this.#lengthOrdAt(selection, target);
     if (selection.ords !== undefined) return selection.ords[target] as number;
     if (selection.profiles === null) return target;
     // Each quote owns one slot of [0, total): the profile whose run holds the target, then its quote.
@@ -476,10 +603,14 @@ export class CatalogueColumns {
     const epoch = this.#nextEpoch();
     for (const profile of selection.profiles) this.#mark[profile] = epoch;
     const profileOf = this.#c.profile;
+    const rank = this.#c.length_rank;
+    const lo = selection.lengths?.lo ?? 0;
+    const hi = selection.lengths?.hi ?? this.#c.lengths.length;
     const out = new Int32Array(Math.min(ords.length, selection.total));
     let found = 0;
     for (const ord of ords) {
-      if (this.#mark[profileOf[ord] as number] === epoch) out[found++] = ord;
+      const r = rank[ord] as number;
+      if (r >= lo && r < hi && this.#mark[profileOf[ord] as number] === epoch) out[found++] = ord;
     }
     return out.subarray(0, found);
   }
@@ -508,6 +639,7 @@ export class CatalogueColumns {
    */
   sampleOrds(selection: Selection, count: number, random: (n: number) => number): number[] {
     const positions = drawDistinct(selection.total, count, random);
+    if (selection.lengths !== undefined) return positions.map((p) => this.#lengthOrdAt(selection, p));
     if (selection.ords !== undefined) return positions.map((p) => selection.ords?.[p] as number);
     if (selection.profiles === null) return positions;
     const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);

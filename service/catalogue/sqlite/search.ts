@@ -155,7 +155,11 @@ export class SqliteSearch {
     if (selection.ords === undefined && selection.profiles === null) return;
     // The other filters, as one more bit set.
     word.fill(0);
-    if (selection.ords !== undefined) {
+    if (selection.lengths !== undefined) {
+      this.#columns.forEachInLengths(selection, (ord) => {
+        word[ord >>> 5] = (word[ord >>> 5] as number) | (1 << (ord & 31));
+      });
+    } else if (selection.ords !== undefined) {
       for (const ord of selection.ords) word[ord >>> 5] = (word[ord >>> 5] as number) | (1 << (ord & 31));
     } else {
       for (const profile of selection.profiles as Int32Array) setProfile(word, start, ords, profile);
