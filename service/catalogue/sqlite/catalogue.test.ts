@@ -412,6 +412,36 @@ describe('sqlite catalogue', () => {
     expect(chi).toBeLessThan(45);
   });
 
+  it('draws uniformly within a length range, one quote or several at a time', async () => {
+    const quotes = workLevelQuotes(3000);
+    await build(path, quotes);
+    const index = open();
+    // A narrow range: a few quotes spread over profiles that hold others outside it.
+    const lengths = [...new Set(quotes.map((q) => q.quote_length))].sort((x, y) => x - y);
+    const length = lengths.find((l) => {
+      const n = quotes.filter((q) => q.quote_length === l).length;
+      return n >= 8 && n <= 30;
+    }) as number;
+    const filters = { ranges: { min_length: length, max_length: length } };
+    const expected = quotes.filter((q) => q.quote_length === length).map((q) => q.id);
+    const counts = new Map<number, number>();
+    const draws = 200 * expected.length;
+    for (let i = 0; i < draws / 2; i++) {
+      const id = (await index.random(filters, ['id']))?.id as number;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    for (let i = 0; i < draws / 2 / 4; i++) {
+      const ids = (await index.randomSample(filters, ['id'], 4)).map((q) => q.id as number);
+      expect(new Set(ids).size).toBe(4);
+      for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    expect([...counts.keys()].sort((x, y) => x - y)).toEqual(expected);
+    const mean = draws / expected.length;
+    const chi = [...counts.values()].reduce((sum, n) => sum + (n - mean) ** 2 / mean, 0);
+    // At most 29 degrees of freedom: P(chi² > 75) < 1e-5 for a uniform draw.
+    expect(chi).toBeLessThan(75);
+  });
+
   it('returns the reference page under every reading strategy, with or without shared profiles', async () => {
     const catalogues: [string, Quote[]][] = [
       ['quotes sharing their work', workLevelQuotes(4000)],

@@ -416,20 +416,31 @@ export class CatalogueColumns {
     }
   }
 
-  /** The quote at a position [0, total) of a length-range selection: profile by profile, by length. */
-  #lengthOrdAt(selection: Selection, position: number): number {
+  /**
+   * The quotes at positions of [0, total) of a length-range selection, profile by profile and by
+   * length within each: one pass over the profiles for all the positions.
+   */
+  #lengthOrdsAt(selection: Selection, positions: readonly number[]): number[] {
     const { lo, hi, counts } = selection.lengths as LengthRange;
     const profiles = selection.profiles as Int32Array;
+    const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
+    const out = new Array<number>(positions.length);
     let before = 0;
-    for (let i = 0; i < profiles.length; i++) {
+    let next = 0;
+    for (let i = 0; i < profiles.length && next < order.length; i++) {
       const size = counts[i] as number;
-      if (position < before + size) {
+      if ((order[next] as readonly [number, number])[0] < before + size) {
         const [a] = this.lengthRun(profiles[i] as number, lo, hi);
-        return this.#byLengthOrds[a + position - before] as number;
+        while (next < order.length && (order[next] as readonly [number, number])[0] < before + size) {
+          const [position, slot] = order[next] as readonly [number, number];
+          out[slot] = this.#byLengthOrds[a + position - before] as number;
+          next++;
+        }
       }
       before += size;
     }
-    throw new Error('a selection total disagrees with its profiles');
+    if (next < order.length) throw new Error('a selection total disagrees with its profiles');
+    return out;
   }
 
   /** Per publish_date rank, the day number of the date's first day; computed on first use. */
@@ -553,7 +564,7 @@ export class CatalogueColumns {
   randomOrd(selection: Selection, random: (n: number) => number): number | null {
     if (selection.total === 0) return null;
     const target = random(selection.total);
-    if (selection.lengths !== undefined) return this.#lengthOrdAt(selection, target);
+    if (selection.lengths !== undefined) return this.#lengthOrdsAt(selection, [target])[0] as number;
     if (selection.ords !== undefined) return selection.ords[target] as number;
     if (selection.profiles === null) return target;
     // Each quote owns one slot of [0, total): the profile whose run holds the target, then its quote.
@@ -639,7 +650,7 @@ export class CatalogueColumns {
    */
   sampleOrds(selection: Selection, count: number, random: (n: number) => number): number[] {
     const positions = drawDistinct(selection.total, count, random);
-    if (selection.lengths !== undefined) return positions.map((p) => this.#lengthOrdAt(selection, p));
+    if (selection.lengths !== undefined) return this.#lengthOrdsAt(selection, positions);
     if (selection.ords !== undefined) return positions.map((p) => selection.ords?.[p] as number);
     if (selection.profiles === null) return positions;
     const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
