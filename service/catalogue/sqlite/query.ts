@@ -129,6 +129,9 @@ export class CatalogueColumns {
   readonly profileSizes: Int32Array;
   /** CSR over profile_start: each profile's ords in (quote_length, id) order. */
   readonly #byLengthOrds: Int32Array;
+  /** Per profile, the length ranks of its shortest and longest quotes. */
+  readonly #shortest: Int32Array;
+  readonly #longest: Int32Array;
 
   /** Checks the columns fit together and derives the group lists. Throws on an inconsistent file. */
   constructor(columns: Columns, dictionaries: Record<TextDictionary, string[]>) {
@@ -211,6 +214,14 @@ export class CatalogueColumns {
       this.#byLengthOrds[next[profile] as number] = ord;
       next[profile] = (next[profile] as number) + 1;
     }
+    this.#shortest = new Int32Array(p);
+    this.#longest = new Int32Array(p);
+    for (let profile = 0; profile < p; profile++) {
+      const from = columns.profile_start[profile] as number;
+      const to = columns.profile_start[profile + 1] as number;
+      this.#shortest[profile] = columns.length_rank[this.#byLengthOrds[from] as number] as number;
+      this.#longest[profile] = columns.length_rank[this.#byLengthOrds[to - 1] as number] as number;
+    }
     const wordIndex = (kind: 'author' | 'work', size: number): WordIndex => {
       const words = dictionaries[`${kind}_words`];
       const start = columns[`${kind}_word_start`];
@@ -280,13 +291,22 @@ export class CatalogueColumns {
     const counts = new Int32Array(size);
     let kept = 0;
     let total = 0;
+    const starts = this.#c.profile_start;
     for (let i = 0; i < size; i++) {
       const profile = candidates === null ? i : (candidates[i] as number);
-      const [a, b] = this.lengthRun(profile, lo, hi);
-      if (a === b) continue;
+      const from = starts[profile] as number;
+      const to = starts[profile + 1] as number;
+      // Most profiles lie wholly inside or outside a wide range: their ends tell, no search.
+      const shortest = this.#shortest[profile] as number;
+      const longest = this.#longest[profile] as number;
+      let count: number;
+      if (shortest >= lo && longest < hi) count = to - from;
+      else if (longest < lo || shortest >= hi) count = 0;
+      else count = this.#lengthBound(from, to, hi) - this.#lengthBound(from, to, lo);
+      if (count === 0) continue;
       profiles[kept] = profile;
-      counts[kept++] = b - a;
-      total += b - a;
+      counts[kept++] = count;
+      total += count;
     }
     if (total === 0) return empty;
     return {
@@ -470,8 +490,13 @@ export class CatalogueColumns {
   #selectProfiles(filters: Filters): Selection {
     const constraints = new Map<ConstraintKey, number[]>();
     const add = (key: ConstraintKey, ranks: Iterable<number>) => {
-      const wanted = new Set(ranks);
       const previous = constraints.get(key);
+      // A run of ranks (a date range) is distinct already, and the only constraint on its key.
+      if (previous === undefined && Array.isArray(ranks) && key === 'publish_date') {
+        constraints.set(key, ranks);
+        return;
+      }
+      const wanted = new Set(ranks);
       // Two filters on one key (author_id and author_like) must both hold: intersect.
       constraints.set(key, previous === undefined ? [...wanted] : previous.filter((r) => wanted.has(r)));
     };
