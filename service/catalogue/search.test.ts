@@ -40,6 +40,69 @@ describeSearch(
   { phraseFirst: true },
 );
 
+// The same suite on files whose quotes arrived in reverse id order: the word index of the texts
+// is built by arrival and must still list the quotes by id.
+describeSearch(
+  'sqlite, quotes added in reverse id order',
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-reversed-'));
+    const opened: CatalogueIndex[] = [];
+    let builds = 0;
+    return {
+      async load(quotes) {
+        const path = join(dir, `quotes-${++builds}.db`);
+        const builder = await createSqliteBuilder({ path });
+        try {
+          const reversed = [...quotes].sort((a, b) => b.id - a.id);
+          for (let i = 0; i < reversed.length; i += 250) await builder.add(reversed.slice(i, i + 250));
+          await builder.commit();
+        } catch (error) {
+          await builder.abort();
+          throw error;
+        }
+        const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+        opened.push(index);
+        return index;
+      },
+      async teardown() {
+        for (const index of opened) await index.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  },
+  { phraseFirst: true },
+);
+
+describe('a catalogue file of the format before the word index of the texts', () => {
+  it('serves everything but q, which answers 503 until the indexer rebuilds it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-format5-'));
+    const path = join(dir, 'quotes.db');
+    try {
+      const builder = await createSqliteBuilder({ path });
+      await builder.add(relevanceQuotes());
+      await builder.commit();
+      // What a build of the earlier release wrote: no word index of the texts.
+      const db = new DatabaseSync(path);
+      db.exec(
+        "DELETE FROM columns WHERE name = 'dictionary_text_words' OR name LIKE 'text\\_%' ESCAPE '\\'; UPDATE meta SET value = '5' WHERE key = 'format';",
+      );
+      db.close();
+      const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+      try {
+        const all = await index.list({ filters: {}, sort: [], page: 1, limit: 3, fields: ['id'] });
+        expect(all.items).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+        const search: ListQuery = { filters: { q: ['garden'] }, sort: [], page: 1, limit: 3, fields: ['id'] };
+        await expect(index.list(search)).rejects.toThrow(CatalogueUnavailableError);
+        await expect(index.list(search)).rejects.toThrow(/before full-text search: run the indexer/);
+      } finally {
+        await index.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a catalogue file of a format before language', () => {
   it.each([
     ['3', 'DROP TABLE search; '],

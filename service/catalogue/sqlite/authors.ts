@@ -205,6 +205,12 @@ export class SqliteDirectory {
         const rank = rankOf[columns.profileOf(ord)] as number;
         counts[rank] = (counts[rank] as number) + 1;
       }
+    } else if (selection.lengths !== undefined) {
+      const lengthCounts = selection.lengths.counts;
+      for (const [i, profile] of (selection.profiles as Int32Array).entries()) {
+        const rank = rankOf[profile] as number;
+        counts[rank] = (counts[rank] as number) + (lengthCounts[i] as number);
+      }
     } else if (selection.profiles === null) {
       for (let profile = 0; profile < columns.profileCount; profile++) {
         const rank = rankOf[profile] as number;

@@ -43,6 +43,16 @@ import {
   SEARCH_TABLE,
   type TextDictionary,
 } from './schema.ts';
+import {
+  BITMAP_SHARE,
+  bitmapWords,
+  TEXT_WORD_BITMAP,
+  TEXT_WORD_ORDS,
+  TEXT_WORD_START,
+  TEXT_WORDS_COLUMN,
+  type TextIndexColumns,
+  textBitmapColumn,
+} from './text-index.ts';
 
 /** Quotes per write transaction: commits are rare however small the batches given to add(). */
 const ROWS_PER_TRANSACTION = 50_000;
@@ -148,8 +158,8 @@ class SqliteBuilder implements CatalogueBuilder {
   readonly #logger: CatalogueLogger | undefined;
   readonly #insertText: StatementSync;
   readonly #insertSearch: StatementSync;
-  /** Search tokens of author names and work titles: they repeat on every quote of a work. */
-  readonly #metaTokens = new Map<string, string>();
+  /** The quotes holding each word of the texts, for the word index of `q` (sqlite/text-index.ts). */
+  readonly #textWords = new TextPostings();
   readonly #folded = new Map<string, string>();
   readonly #quotes = new QuoteColumns();
   readonly #profiles = new ProfileTable();
@@ -162,7 +172,7 @@ class SqliteBuilder implements CatalogueBuilder {
     this.#path = path;
     this.#logger = logger;
     this.#insertText = db.prepare('INSERT INTO texts (id, source, quote) VALUES (?, ?, ?)');
-    this.#insertSearch = db.prepare(`INSERT INTO ${SEARCH_TABLE} (rowid, text, meta) VALUES (?, ?, ?)`);
+    this.#insertSearch = db.prepare(`INSERT INTO ${SEARCH_TABLE} (rowid, text) VALUES (?, ?)`);
   }
 
   async add(quotes: readonly Quote[]): Promise<void> {
@@ -185,11 +195,18 @@ class SqliteBuilder implements CatalogueBuilder {
       this.#db.exec('PRAGMA shrink_memory');
       this.#db.exec('BEGIN');
       const insert = this.#db.prepare('INSERT INTO columns (name, data) VALUES (?, ?)');
+      const blob = (array: Int32Array | Float64Array) =>
+        new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
       writeColumns(this.#quotes, this.#profiles, {
-        column: (name, array) =>
-          insert.run(name, new Uint8Array(array.buffer, array.byteOffset, array.byteLength)),
+        column: (name, array) => insert.run(name, blob(array)),
         dictionary: (name, values) => insert.run(dictionaryColumn(name), JSON.stringify(values)),
       });
+      const text = this.#textWords.columns(count, arrivalOrds(this.#quotes));
+      insert.run(TEXT_WORDS_COLUMN, JSON.stringify(text.words));
+      insert.run(TEXT_WORD_START, blob(text.start));
+      insert.run(TEXT_WORD_ORDS, blob(text.ords));
+      insert.run(TEXT_WORD_BITMAP, blob(text.bitmapOf));
+      for (const [k, bitmap] of text.bitmaps.entries()) insert.run(textBitmapColumn(k), blob(bitmap));
       const meta = this.#db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)');
       meta.run(META_FORMAT, SCHEMA_FORMAT);
       meta.run(META_VERSION, version);
@@ -234,7 +251,9 @@ class SqliteBuilder implements CatalogueBuilder {
   #insert(quote: Quote): void {
     // First, so that a duplicate id fails before anything else records the quote.
     this.#insertText.run(quote.id, quote.source, quote.quote);
-    this.#insertSearch.run(quote.id, tokens(quote.quote), this.#metaTokensOf(quote));
+    const textWords = words(quote.quote);
+    this.#insertSearch.run(quote.id, textWords.map(searchToken).join(' '));
+    this.#textWords.add(this.#quotes.count, textWords);
     const profiles = this.#profiles;
     const { profile, authorIsNew, workIsNew } = profiles.intern(quote, (text) => this.#fold(text));
     this.#quotes.push(quote.id, quote.quote_length, profile);
@@ -242,17 +261,6 @@ class SqliteBuilder implements CatalogueBuilder {
     // the indexer), so each id's words are recorded once.
     if (authorIsNew) profiles.authorWords.add(wordSet(quote.author), quote.author_id);
     if (workIsNew) profiles.workWords.add(wordSet(quote.work), quote.work_id);
-  }
-
-  #metaTokensOf(quote: Quote): string {
-    const key = `${quote.author}\u0000${quote.work}`;
-    let meta = this.#metaTokens.get(key);
-    if (meta === undefined) {
-      if (this.#metaTokens.size >= FOLD_CACHE_SIZE) this.#metaTokens.clear();
-      meta = `${tokens(quote.author)} ${tokens(quote.work)}`;
-      this.#metaTokens.set(key, meta);
-    }
-    return meta;
   }
 
   #fold(text: string): string {
@@ -277,9 +285,136 @@ class SqliteBuilder implements CatalogueBuilder {
   }
 }
 
-/** The search tokens of the words of a text, in order, separated by spaces. */
-function tokens(text: string): string {
-  return words(text).map(searchToken).join(' ');
+/**
+ * Per arrival (the order add() received the quotes in), the quote's ord: null when they arrived
+ * in id order, which is the ord order.
+ */
+function arrivalOrds(quotes: QuoteColumns): Int32Array | null {
+  if (quotes.idOrdered) return null;
+  const ids = quotes.ids.values();
+  const ordOf = new Int32Array(quotes.count);
+  const arrival = new Int32Array(quotes.count);
+  for (let i = 0; i < arrival.length; i++) arrival[i] = i;
+  arrival.sort((a, b) => (ids[a] as number) - (ids[b] as number));
+  for (let ord = 0; ord < arrival.length; ord++) ordOf[arrival[ord] as number] = ord;
+  return ordOf;
+}
+
+/** A word's quotes are listed until they are this many and one in {@link BITMAP_SHARE} so far. */
+const LIST_BEFORE_BITMAP = 1024;
+
+/**
+ * The quotes holding each word of the texts, by arrival, as lists while a word is rare and as
+ * bit sets once it is common (so that the build holds about what the reader will, not 4 bytes
+ * per word of every quote).
+ */
+class TextPostings {
+  readonly #words = new Dictionary();
+  readonly #lists: (Growable<Int32Array> | null)[] = [];
+  readonly #bitmaps: (Int32Array | null)[] = [];
+  readonly #counts: number[] = [];
+  /** Bits of every bit set (a multiple of 32), doubled as quotes arrive. */
+  #capacity = 1024;
+
+  /** Records the distinct words of the quote that arrived `arrival`-th (from 0, in order). */
+  add(arrival: number, textWords: readonly string[]): void {
+    if (arrival >= this.#capacity) this.#grow(arrival + 1);
+    for (const word of new Set(textWords)) {
+      const code = this.#words.code(word);
+      if (code === this.#counts.length) {
+        this.#counts.push(0);
+        this.#lists.push(new Growable((n) => new Int32Array(n)));
+        this.#bitmaps.push(null);
+      }
+      this.#counts[code] = (this.#counts[code] as number) + 1;
+      const bitmap = this.#bitmaps[code];
+      if (bitmap !== null && bitmap !== undefined) {
+        bitmap[arrival >>> 5] = (bitmap[arrival >>> 5] as number) | (1 << (arrival & 31));
+        continue;
+      }
+      const list = this.#lists[code] as Growable<Int32Array>;
+      list.push(arrival);
+      if (list.length >= LIST_BEFORE_BITMAP && list.length * BITMAP_SHARE >= arrival + 1) {
+        const bits = new Int32Array(this.#capacity >>> 5);
+        for (const a of list.values()) bits[a >>> 5] = (bits[a >>> 5] as number) | (1 << (a & 31));
+        this.#bitmaps[code] = bits;
+        this.#lists[code] = null;
+      }
+    }
+  }
+
+  /**
+   * The reader's columns for `n` quotes (sqlite/text-index.ts): each word as a list or a bit set,
+   * whichever is smaller, over ords. `ordOf` maps arrivals to ords (null: the same).
+   */
+  columns(n: number, ordOf: Int32Array | null): TextIndexColumns {
+    const { rankOf, sorted } = this.#words.ranks();
+    const byRank = new Int32Array(sorted.length);
+    for (let code = 0; code < rankOf.length; code++) byRank[rankOf[code] as number] = code;
+    const start = new Int32Array(sorted.length + 1);
+    const bitmapOf = new Int32Array(sorted.length).fill(-1);
+    const bitmaps: Int32Array[] = [];
+    const lists: Int32Array[] = [];
+    let total = 0;
+    for (let rank = 0; rank < sorted.length; rank++) {
+      const code = byRank[rank] as number;
+      const arrivals = this.#arrivals(code);
+      if ((this.#counts[code] as number) * BITMAP_SHARE >= n) {
+        const bits = new Int32Array(bitmapWords(n));
+        for (const a of arrivals) {
+          const ord = ordOf === null ? a : (ordOf[a] as number);
+          bits[ord >>> 5] = (bits[ord >>> 5] as number) | (1 << (ord & 31));
+        }
+        bitmapOf[rank] = bitmaps.length;
+        bitmaps.push(bits);
+      } else {
+        const ords = ordOf === null ? arrivals : arrivals.map((a) => ordOf[a] as number).sort();
+        lists.push(ords);
+        total += ords.length;
+      }
+      start[rank + 1] = total;
+      // What is written is dropped from the build as it goes.
+      this.#bitmaps[code] = null;
+      this.#lists[code] = null;
+    }
+    const ords = new Int32Array(total);
+    let at = 0;
+    for (const list of lists) {
+      ords.set(list, at);
+      at += list.length;
+    }
+    return { words: sorted, start, ords, bitmapOf, bitmaps };
+  }
+
+  /** The arrivals of the quotes holding a word, ascending. */
+  #arrivals(code: number): Int32Array {
+    const list = this.#lists[code];
+    if (list !== null && list !== undefined) return list.values();
+    const bits = this.#bitmaps[code] as Int32Array;
+    const out = new Int32Array(this.#counts[code] as number);
+    let found = 0;
+    for (let i = 0; i < bits.length; i++) {
+      let x = bits[i] as number;
+      while (x !== 0) {
+        const low = x & -x;
+        out[found++] = (i << 5) | (31 - Math.clz32(low));
+        x ^= low;
+      }
+    }
+    return out;
+  }
+
+  #grow(needed: number): void {
+    let capacity = this.#capacity;
+    while (capacity < needed) capacity *= 2;
+    for (const [code, bits] of this.#bitmaps.entries()) {
+      if (bits === null) continue;
+      const bigger = new Int32Array(capacity >>> 5);
+      bigger.set(bits);
+      this.#bitmaps[code] = bigger;
+    }
+    this.#capacity = capacity;
+  }
 }
 
 /** A typed array that doubles when full. */

@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compareQuotes, project } from '../../test-support/reference.ts';
+import type { Directory } from '../authors.ts';
 import { FIXTURE_QUOTES, syntheticQuotes } from '../fixtures.ts';
 import { type CatalogueHarness, describeCatalogueBehaviour } from '../port.suite.ts';
 import {
@@ -23,6 +24,7 @@ import {
   type RawFilters,
   type SortKey,
 } from '../port.ts';
+import type { Ranges } from '../ranges.ts';
 import { createSqliteBuilder } from './builder.ts';
 import { openSqliteCatalogue, type SqliteCatalogueOptions } from './catalogue.ts';
 
@@ -410,6 +412,36 @@ describe('sqlite catalogue', () => {
     expect(chi).toBeLessThan(45);
   });
 
+  it('draws uniformly within a length range, one quote or several at a time', async () => {
+    const quotes = workLevelQuotes(3000);
+    await build(path, quotes);
+    const index = open();
+    // A narrow range: a few quotes spread over profiles that hold others outside it.
+    const lengths = [...new Set(quotes.map((q) => q.quote_length))].sort((x, y) => x - y);
+    const length = lengths.find((l) => {
+      const n = quotes.filter((q) => q.quote_length === l).length;
+      return n >= 8 && n <= 30;
+    }) as number;
+    const filters = { ranges: { min_length: length, max_length: length } };
+    const expected = quotes.filter((q) => q.quote_length === length).map((q) => q.id);
+    const counts = new Map<number, number>();
+    const draws = 200 * expected.length;
+    for (let i = 0; i < draws / 2; i++) {
+      const id = (await index.random(filters, ['id']))?.id as number;
+      counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    for (let i = 0; i < draws / 2 / 4; i++) {
+      const ids = (await index.randomSample(filters, ['id'], 4)).map((q) => q.id as number);
+      expect(new Set(ids).size).toBe(4);
+      for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    expect([...counts.keys()].sort((x, y) => x - y)).toEqual(expected);
+    const mean = draws / expected.length;
+    const chi = [...counts.values()].reduce((sum, n) => sum + (n - mean) ** 2 / mean, 0);
+    // At most 29 degrees of freedom: P(chi² > 75) < 1e-5 for a uniform draw.
+    expect(chi).toBeLessThan(75);
+  });
+
   it('returns the reference page under every reading strategy, with or without shared profiles', async () => {
     const catalogues: [string, Quote[]][] = [
       ['quotes sharing their work', workLevelQuotes(4000)],
@@ -499,6 +531,121 @@ describe('sqlite catalogue', () => {
       );
     }
     expect(checked).toBeGreaterThan(3000);
+  });
+
+  it('answers length ranges as the reference does: pages of every sort, totals, facets, draws and searches', async () => {
+    const quotes = workLevelQuotes(3000);
+    await build(path, quotes);
+    const indexes = [open(), open({ strategies: { id: 'walk', length: 'walk' } })];
+    const lengths = quotes.map((q) => q.quote_length).sort((x, y) => x - y);
+    const at = (share: number) => lengths[Math.floor(share * (lengths.length - 1))] as number;
+    const [a, b] = quotes as [Quote, Quote];
+    const rangeSets: Ranges[] = [
+      { min_length: at(0.5) },
+      { max_length: at(0.02) },
+      { min_length: at(0.1), max_length: at(0.9) },
+      { min_length: at(0.3), max_length: at(0.3) },
+      { min_length: at(0.2), max_length: at(0.7), published_from: 1820 * 366 },
+    ];
+    const filterSets: RawFilters[] = [
+      {},
+      { genre: [a.genre[0] as string] },
+      { author_id: [String(a.author_id), String(b.author_id)] },
+    ];
+    const sorts: SortKey[][] = [
+      [],
+      [{ field: 'id', direction: 'desc' }],
+      [{ field: 'quote_length', direction: 'desc' }],
+      [{ field: 'quote_length', direction: 'asc' }],
+      [
+        { field: 'quote_length', direction: 'desc' },
+        { field: 'author', direction: 'asc' },
+      ],
+      [
+        { field: 'quote_length', direction: 'asc' },
+        { field: 'id', direction: 'desc' },
+      ],
+      [{ field: 'author', direction: 'asc' }],
+      [
+        { field: 'category', direction: 'desc' },
+        { field: 'quote_length', direction: 'asc' },
+      ],
+    ];
+    let checked = 0;
+    for (const ranges of rangeSets) {
+      for (const raw of filterSets) {
+        const filters = { ...normaliseFilters(raw), ranges };
+        const matching = quotes.filter((q) => matches(q, filters));
+        const label = `${JSON.stringify(raw)} in ${JSON.stringify(ranges)}`;
+        for (const sort of sorts) {
+          const expected = [...matching].sort((x, y) => compareQuotes(x, y, sort)).map((q) => q.id);
+          const last = Math.max(1, Math.ceil(expected.length / 10));
+          for (const page of new Set([1, 2, Math.ceil(last / 2), last, last + 1])) {
+            const want = { items: expected.slice((page - 1) * 10, page * 10), total: expected.length };
+            for (const index of indexes) {
+              const result = await index.list({ filters, sort, page, limit: 10, fields: ['id'] });
+              expect(
+                { items: result.items.map((q) => q.id), total: result.total },
+                `${label} by ${JSON.stringify(sort)}, page ${page}`,
+              ).toEqual(want);
+              checked++;
+            }
+          }
+        }
+        const index = indexes[0] as CatalogueIndex;
+        const facets = await index.facets({ filters, facets: ['category', 'genre'], limit: 100 });
+        expect(facets.total, label).toBe(matching.length);
+        for (const field of ['category', 'genre'] as const) {
+          for (const { value, count } of facets.facets[field] ?? []) {
+            const holds = (q: Quote) =>
+              field === 'genre'
+                ? q.genre.some((g) => fold(g) === fold(value))
+                : fold(q.category) === fold(value);
+            expect(count, `${label}: ${field} ${value}`).toBe(matching.filter(holds).length);
+          }
+        }
+        const allowed = new Set(matching.map((q) => q.id));
+        for (let i = 0; i < 20; i++) {
+          const one = await index.random(filters, ['id']);
+          expect(one === null ? allowed.size === 0 : allowed.has(one.id as number), label).toBe(true);
+        }
+        const sample = (await index.randomSample(filters, ['id'], 12)).map((q) => q.id as number);
+        expect(new Set(sample).size, label).toBe(Math.min(12, allowed.size));
+        expect(
+          sample.every((id) => allowed.has(id)),
+          label,
+        ).toBe(true);
+        const directory = index.directory?.() as Directory;
+        const authors = await directory.authors({
+          filters,
+          sort: 'id',
+          direction: 'asc',
+          page: 1,
+          limit: 100,
+        });
+        const byAuthor = new Map<number, number>();
+        for (const m of matching) byAuthor.set(m.author_id, (byAuthor.get(m.author_id) ?? 0) + 1);
+        expect(
+          authors.items.map((e) => [e.id, e.quote_count]),
+          label,
+        ).toEqual([...byAuthor.entries()].sort((x, y) => x[0] - y[0]));
+        // A search within the range: the search alone, kept to the range by the reference.
+        const q = ['quote', 'wor'];
+        const all = await index.list({ filters: { q }, sort: [], page: 1, limit: 100_000, fields: ['id'] });
+        const inRange = await index.list({
+          filters: { ...filters, q },
+          sort: [],
+          page: 1,
+          limit: 100_000,
+          fields: ['id'],
+        });
+        expect(
+          inRange.items.map((x) => x.id),
+          label,
+        ).toEqual(all.items.map((x) => x.id as number).filter((id) => allowed.has(id)));
+      }
+    }
+    expect(checked).toBeGreaterThan(500);
   });
 
   it('orders and matches names by code point, also above U+FFFF', async () => {

@@ -60,6 +60,7 @@ import {
   type TextDictionary,
 } from './schema.ts';
 import { SqliteSearch } from './search.ts';
+import { loadTextIndex } from './text-index.ts';
 import { TextMemory, type TextMemoryState } from './texts.ts';
 
 export interface SqliteCatalogueOptions {
@@ -355,7 +356,10 @@ class Snapshot {
     // Prepare a statement now: a file that cannot serve it is refused before the switch.
     this.#texts(QUOTE_FIELDS.filter((f) => TEXT_FIELDS.has(f)));
     this.#json = new QuoteJson(this.#columns);
-    this.#searchIndex = format === SCHEMA_FORMAT ? new SqliteSearch(db, this.#columns) : null;
+    this.#searchIndex =
+      format === SCHEMA_FORMAT
+        ? new SqliteSearch(db, this.#columns, loadTextIndex(loaded.arrays, count))
+        : null;
     this.texts = new TextMemory({
       db,
       ids: this.#columns.ids,
@@ -634,7 +638,11 @@ class Snapshot {
 }
 
 /** Reads the columns and dictionaries of a file into memory (copies only misaligned BLOBs). */
-function loadColumns(db: DatabaseSync): { columns: CatalogueColumns; bytes: number } {
+function loadColumns(db: DatabaseSync): {
+  columns: CatalogueColumns;
+  bytes: number;
+  arrays: Map<string, Uint8Array | string>;
+} {
   const arrays = new Map<string, Uint8Array | string>();
   let bytes = 0;
   for (const row of db.prepare('SELECT name, data FROM columns').all()) {
@@ -671,7 +679,7 @@ function loadColumns(db: DatabaseSync): { columns: CatalogueColumns; bytes: numb
     }
     dictionaries[name] = values;
   }
-  return { columns: new CatalogueColumns(columns as Columns, dictionaries), bytes };
+  return { columns: new CatalogueColumns(columns as Columns, dictionaries), bytes, arrays };
 }
 
 /** Order-independent key of a filter set: OR within a filter and AND across filters commute. */

@@ -12,7 +12,12 @@ export class WholeCatalogueFacets {
 
   /** Whether `selection` and `matches` select every quote, so that the remembered counts apply. */
   static applies(selection: Selection, matches: Int32Array | undefined): boolean {
-    return matches === undefined && selection.ords === undefined && selection.profiles === null;
+    return (
+      matches === undefined &&
+      selection.ords === undefined &&
+      selection.lengths === undefined &&
+      selection.profiles === null
+    );
   }
 
   /** The first `limit` values of `field`, counted by `count` (for the best the port allows) once. */

@@ -57,10 +57,15 @@ export class FacetCounter {
               counts[rank] = (counts[rank] as number) + size;
             };
           })();
-    // A length range selects quotes, not profiles: they are counted one by one, as matches are.
+    // Matches are quotes, not profiles: they are counted one by one.
     const quotes = matches ?? selection.ords;
     if (quotes !== undefined) {
       for (const ord of quotes) add(columns.profileOf(ord), 1);
+    } else if (selection.lengths !== undefined) {
+      // A length range counts, per profile, its quotes within the range.
+      const { counts } = selection.lengths;
+      for (const [i, profile] of (selection.profiles as Int32Array).entries())
+        add(profile, counts[i] as number);
     } else if (selection.profiles === null) {
       for (let profile = 0; profile < columns.profileCount; profile++) add(profile, sizes[profile] as number);
     } else {

@@ -60,6 +60,18 @@ export interface Selection {
   profiles: Int32Array | null;
   total: number;
   ords?: Int32Array;
+  /** A length range: only the quotes of `profiles` (then never null) within it are selected. */
+  lengths?: LengthRange;
+}
+
+/**
+ * Quotes whose length rank lies in [lo, hi), and per profile of the selection (in its order) how
+ * many of its quotes do: a profile's are a run of its quotes ordered by length.
+ */
+export interface LengthRange {
+  lo: number;
+  hi: number;
+  counts: Int32Array;
 }
 
 /** Forces a strategy (tests); by default each one is chosen by its estimated cost. */
@@ -115,6 +127,11 @@ export class CatalogueColumns {
   readonly #scratch = new Map<Exclude<SortKey['field'], 'id'>, { sizes: Float64Array; slots: Int32Array }>();
   /** Number of quotes of each profile. */
   readonly profileSizes: Int32Array;
+  /** CSR over profile_start: each profile's ords in (quote_length, id) order. */
+  readonly #byLengthOrds: Int32Array;
+  /** Per profile, the length ranks of its shortest and longest quotes. */
+  readonly #shortest: Int32Array;
+  readonly #longest: Int32Array;
 
   /** Checks the columns fit together and derives the group lists. Throws on an inconsistent file. */
   constructor(columns: Columns, dictionaries: Record<TextDictionary, string[]>) {
@@ -189,6 +206,22 @@ export class CatalogueColumns {
       this.profileSizes[profile] = size;
     }
     expect(columns.profile_start[0] === 0, 'profile_start does not start at 0');
+    // length_order is in (length, id) order: dealt to the profiles, each one's quotes stay so.
+    this.#byLengthOrds = new Int32Array(n);
+    const next = columns.profile_start.slice(0, p);
+    for (const ord of columns.length_order) {
+      const profile = columns.profile[ord] as number;
+      this.#byLengthOrds[next[profile] as number] = ord;
+      next[profile] = (next[profile] as number) + 1;
+    }
+    this.#shortest = new Int32Array(p);
+    this.#longest = new Int32Array(p);
+    for (let profile = 0; profile < p; profile++) {
+      const from = columns.profile_start[profile] as number;
+      const to = columns.profile_start[profile + 1] as number;
+      this.#shortest[profile] = columns.length_rank[this.#byLengthOrds[from] as number] as number;
+      this.#longest[profile] = columns.length_rank[this.#byLengthOrds[to - 1] as number] as number;
+    }
     const wordIndex = (kind: 'author' | 'work', size: number): WordIndex => {
       const words = dictionaries[`${kind}_words`];
       const start = columns[`${kind}_word_start`];
@@ -240,9 +273,10 @@ export class CatalogueColumns {
   }
 
   /**
-   * The quotes of a profile selection whose length lies in [min, max], listed in id order. The
-   * quotes in a length range are a run of `length_order`; whichever of that run and the
-   * selection is smaller is walked, keeping the quotes in both.
+   * The quotes of a profile selection whose length lies in [min, max]: the profiles holding
+   * such quotes, with their numbers, counted by two binary searches per profile in its quotes
+   * ordered by length. No quote is listed: a page, a draw or a count reads the quotes it needs
+   * (see {@link LengthRange}).
    */
   #withinLengths(selection: Selection, min: number | undefined, max: number | undefined): Selection {
     const lengths = this.#c.lengths;
@@ -251,60 +285,182 @@ export class CatalogueColumns {
     if (lo === 0 && hi === lengths.length) return selection;
     const empty = { profiles: new Int32Array(0), total: 0 };
     if (lo >= hi || selection.total === 0) return empty;
-    const cumulative = this.#lengthCumulative;
-    const runStart = cumulative[lo] as number;
-    const runEnd = cumulative[hi] as number;
-    const order = this.#c.length_order;
-    let ords: Int32Array;
-    const smaller = Math.min(selection.total, runEnd - runStart);
-    if (smaller * Math.log2(smaller + 1) > this.count) {
-      // Most quotes are kept: one walk over all of them in id order costs less than sorting.
-      const rank = this.#c.length_rank;
-      const profileOf = this.#c.profile;
-      const epoch = selection.profiles === null ? 0 : this.markProfiles(selection.profiles).epoch;
-      const mark = this.#mark;
-      const kept = new Int32Array(smaller);
-      let found = 0;
-      for (let ord = 0; ord < this.count; ord++) {
-        const r = rank[ord] as number;
-        if (r < lo || r >= hi) continue;
-        if (epoch !== 0 && mark[profileOf[ord] as number] !== epoch) continue;
-        kept[found++] = ord;
-      }
-      return found === 0
-        ? empty
-        : { profiles: new Int32Array(0), total: found, ords: kept.subarray(0, found) };
+    const candidates = selection.profiles;
+    const size = candidates === null ? this.#profileCount : candidates.length;
+    const profiles = new Int32Array(size);
+    const counts = new Int32Array(size);
+    let kept = 0;
+    let total = 0;
+    const starts = this.#c.profile_start;
+    for (let i = 0; i < size; i++) {
+      const profile = candidates === null ? i : (candidates[i] as number);
+      const from = starts[profile] as number;
+      const to = starts[profile + 1] as number;
+      // Most profiles lie wholly inside or outside a wide range: their ends tell, no search.
+      const shortest = this.#shortest[profile] as number;
+      const longest = this.#longest[profile] as number;
+      let count: number;
+      if (shortest >= lo && longest < hi) count = to - from;
+      else if (longest < lo || shortest >= hi) count = 0;
+      else count = this.#lengthBound(from, to, hi) - this.#lengthBound(from, to, lo);
+      if (count === 0) continue;
+      profiles[kept] = profile;
+      counts[kept++] = count;
+      total += count;
     }
-    if (selection.profiles === null) {
-      ords = order.slice(runStart, runEnd);
-    } else if (selection.total <= runEnd - runStart) {
-      const starts = this.#c.profile_start;
-      const profileOrds = this.#c.profile_ords;
+    if (total === 0) return empty;
+    return {
+      profiles: profiles.subarray(0, kept),
+      total,
+      lengths: { lo, hi, counts: counts.subarray(0, kept) },
+    };
+  }
+
+  /**
+   * The quotes of `profile` whose length rank lies in [lo, hi): positions [a, b) of its run of
+   * {@link byLength}.
+   */
+  lengthRun(profile: number, lo: number, hi: number): [number, number] {
+    const starts = this.#c.profile_start;
+    const from = starts[profile] as number;
+    const to = starts[profile + 1] as number;
+    return [this.#lengthBound(from, to, lo), this.#lengthBound(from, to, hi)];
+  }
+
+  /** First position in [from, to) of {@link byLength} whose quote's length rank is at least `rank`. */
+  #lengthBound(from: number, to: number, rank: number): number {
+    const ords = this.#byLengthOrds;
+    const ranks = this.#c.length_rank;
+    let lo = from;
+    let hi = to;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((ranks[ords[mid] as number] as number) < rank) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** CSR over `profile_start`: each profile's ords in (quote_length, id) order. */
+  get byLength(): Int32Array {
+    return this.#byLengthOrds;
+  }
+
+  /** Calls `visit` with every quote of a length-range selection, profile by profile. */
+  forEachInLengths(selection: Selection, visit: (ord: number) => void): void {
+    const { lo, hi } = selection.lengths as LengthRange;
+    const ords = this.#byLengthOrds;
+    for (const profile of selection.profiles as Int32Array) {
+      const [a, b] = this.lengthRun(profile, lo, hi);
+      for (let i = a; i < b; i++) visit(ords[i] as number);
+    }
+  }
+
+  /** The quotes of a length-range selection in id order (a walk over all quotes, or a sort of them). */
+  #lengthOrds(selection: Selection): Int32Array {
+    const { lo, hi } = selection.lengths as LengthRange;
+    const out = new Int32Array(selection.total);
+    let found = 0;
+    if (selection.total * Math.log2(selection.total + 1) <= this.count) {
+      this.forEachInLengths(selection, (ord) => {
+        out[found++] = ord;
+      });
+      return out.sort();
+    }
+    const { epoch, first, last } = this.markProfiles(selection.profiles as Int32Array);
+    const mark = this.#mark;
+    const rank = this.#c.length_rank;
+    const profileOf = this.#c.profile;
+    for (let ord = first; ord <= last; ord++) {
+      const r = rank[ord] as number;
+      if (r >= lo && r < hi && mark[profileOf[ord] as number] === epoch) out[found++] = ord;
+    }
+    return out;
+  }
+
+  /**
+   * Positions [offset, offset + count) of a length-range selection in `sort` order, read by
+   * walking the quotes in id order or in (length, id) order as far as the page, when the sort
+   * starts with `id` or `quote_length`; any other sort splits the quotes of the selection.
+   */
+  #lengthPage(
+    selection: Selection,
+    sort: readonly SortKey[],
+    offset: number,
+    count: number,
+    reader: PageReader,
+    out: number[],
+  ): void {
+    const key = sort[0] as SortKey;
+    const want = offset + count;
+    const walkCost = Math.min(this.count, (want * this.count) / selection.total);
+    const gatherCost = selection.total * Math.log2(selection.total + 1);
+    if ((key.field !== 'id' && key.field !== 'quote_length') || gatherCost < walkCost) {
+      reader.ords(this.#lengthOrds(selection), true, sort, offset, count, out);
+      return;
+    }
+    const { lo, hi } = selection.lengths as LengthRange;
+    const { epoch, first, last } = this.markProfiles(selection.profiles as Int32Array);
+    const mark = this.#mark;
+    const profileOf = this.#c.profile;
+    const desc = key.direction === 'desc';
+    let seen = 0;
+    if (key.field === 'id') {
       const rank = this.#c.length_rank;
-      const kept: number[] = [];
-      for (const profile of selection.profiles) {
-        for (let i = starts[profile] as number; i < (starts[profile + 1] as number); i++) {
-          const ord = profileOrds[i] as number;
-          const r = rank[ord] as number;
-          if (r >= lo && r < hi) kept.push(ord);
+      const step = desc ? -1 : 1;
+      for (let ord = desc ? last : first; seen < want; ord += step) {
+        const r = rank[ord] as number;
+        if (r < lo || r >= hi || mark[profileOf[ord] as number] !== epoch) continue;
+        if (seen >= offset) out.push(ord);
+        seen++;
+      }
+      return;
+    }
+    // Runs of equal length, in the key's direction; each run of length_order is in id order.
+    const order = this.#c.length_order;
+    const runs = this.#lengthCumulative;
+    const rest = sort.slice(1);
+    for (let k = 0; k < hi - lo && seen < want; k++) {
+      const r = desc ? hi - 1 - k : lo + k;
+      const members: number[] = [];
+      for (let i = runs[r] as number; i < (runs[r + 1] as number); i++) {
+        const ord = order[i] as number;
+        if (mark[profileOf[ord] as number] === epoch) members.push(ord);
+      }
+      if (seen + members.length > offset) {
+        const local = Math.max(0, offset - seen);
+        const take = Math.min(members.length - local, want - Math.max(seen, offset));
+        reader.ords(Int32Array.from(members), true, rest, local, take, out);
+      }
+      seen += members.length;
+    }
+  }
+
+  /**
+   * The quotes at positions of [0, total) of a length-range selection, profile by profile and by
+   * length within each: one pass over the profiles for all the positions.
+   */
+  #lengthOrdsAt(selection: Selection, positions: readonly number[]): number[] {
+    const { lo, hi, counts } = selection.lengths as LengthRange;
+    const profiles = selection.profiles as Int32Array;
+    const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
+    const out = new Array<number>(positions.length);
+    let before = 0;
+    let next = 0;
+    for (let i = 0; i < profiles.length && next < order.length; i++) {
+      const size = counts[i] as number;
+      if ((order[next] as readonly [number, number])[0] < before + size) {
+        const [a] = this.lengthRun(profiles[i] as number, lo, hi);
+        while (next < order.length && (order[next] as readonly [number, number])[0] < before + size) {
+          const [position, slot] = order[next] as readonly [number, number];
+          out[slot] = this.#byLengthOrds[a + position - before] as number;
+          next++;
         }
       }
-      ords = Int32Array.from(kept);
-    } else {
-      const { epoch } = this.markProfiles(selection.profiles);
-      const mark = this.#mark;
-      const profileOf = this.#c.profile;
-      const kept: number[] = [];
-      for (let i = runStart; i < runEnd; i++) {
-        const ord = order[i] as number;
-        if (mark[profileOf[ord] as number] === epoch) kept.push(ord);
-      }
-      ords = Int32Array.from(kept);
+      before += size;
     }
-    if (ords.length === 0) return empty;
-    // Ords are ranks by id: sorting them numerically is id order.
-    ords.sort();
-    return { profiles: new Int32Array(0), total: ords.length, ords };
+    if (next < order.length) throw new Error('a selection total disagrees with its profiles');
+    return out;
   }
 
   /** Per publish_date rank, the day number of the date's first day; computed on first use. */
@@ -334,8 +490,13 @@ export class CatalogueColumns {
   #selectProfiles(filters: Filters): Selection {
     const constraints = new Map<ConstraintKey, number[]>();
     const add = (key: ConstraintKey, ranks: Iterable<number>) => {
-      const wanted = new Set(ranks);
       const previous = constraints.get(key);
+      // A run of ranks (a date range) is distinct already, and the only constraint on its key.
+      if (previous === undefined && Array.isArray(ranks) && key === 'publish_date') {
+        constraints.set(key, ranks);
+        return;
+      }
+      const wanted = new Set(ranks);
       // Two filters on one key (author_id and author_like) must both hold: intersect.
       constraints.set(key, previous === undefined ? [...wanted] : previous.filter((r) => wanted.has(r)));
     };
@@ -418,7 +579,8 @@ export class CatalogueColumns {
     const count = Math.min(limit, selection.total - offset);
     if (count <= 0) return out;
     const reader = new PageReader(this, this.#c, strategies);
-    if (selection.ords !== undefined) reader.ords(selection.ords, true, sort, offset, count, out);
+    if (selection.lengths !== undefined) this.#lengthPage(selection, sort, offset, count, reader, out);
+    else if (selection.ords !== undefined) reader.ords(selection.ords, true, sort, offset, count, out);
     else reader.profiles(selection, sort, offset, count, out);
     return out;
   }
@@ -427,6 +589,7 @@ export class CatalogueColumns {
   randomOrd(selection: Selection, random: (n: number) => number): number | null {
     if (selection.total === 0) return null;
     const target = random(selection.total);
+    if (selection.lengths !== undefined) return this.#lengthOrdsAt(selection, [target])[0] as number;
     if (selection.ords !== undefined) return selection.ords[target] as number;
     if (selection.profiles === null) return target;
     // Each quote owns one slot of [0, total): the profile whose run holds the target, then its quote.
@@ -476,10 +639,14 @@ export class CatalogueColumns {
     const epoch = this.#nextEpoch();
     for (const profile of selection.profiles) this.#mark[profile] = epoch;
     const profileOf = this.#c.profile;
+    const rank = this.#c.length_rank;
+    const lo = selection.lengths?.lo ?? 0;
+    const hi = selection.lengths?.hi ?? this.#c.lengths.length;
     const out = new Int32Array(Math.min(ords.length, selection.total));
     let found = 0;
     for (const ord of ords) {
-      if (this.#mark[profileOf[ord] as number] === epoch) out[found++] = ord;
+      const r = rank[ord] as number;
+      if (r >= lo && r < hi && this.#mark[profileOf[ord] as number] === epoch) out[found++] = ord;
     }
     return out.subarray(0, found);
   }
@@ -508,6 +675,7 @@ export class CatalogueColumns {
    */
   sampleOrds(selection: Selection, count: number, random: (n: number) => number): number[] {
     const positions = drawDistinct(selection.total, count, random);
+    if (selection.lengths !== undefined) return this.#lengthOrdsAt(selection, positions);
     if (selection.ords !== undefined) return positions.map((p) => selection.ords?.[p] as number);
     if (selection.profiles === null) return positions;
     const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
@@ -622,6 +790,33 @@ export class CatalogueColumns {
       case 'language':
         return this.#ranks.language[profile] as number;
     }
+  }
+
+  // What full-text search reads (sqlite/search.ts).
+
+  /**
+   * Calls `visit` with each profile whose author name or work title has a word equal to `word`
+   * (with `prefix`, a word beginning with it), from the word indexes of `_like`; a profile may
+   * come twice.
+   */
+  forEachProfileWithWord(word: string, prefix: boolean, visit: (profile: number) => void): void {
+    for (const kind of ['author', 'work'] as const) {
+      const { words, start, ranks } = this.#words[kind];
+      const from = findFirst(words, word);
+      const to = prefix ? findFirst(words, word + PREFIX_END) : words[from] === word ? from + 1 : from;
+      const groups = this.#groups[kind === 'author' ? 'author_id' : 'work_id'];
+      for (let j = start[from] as number; j < (start[to] as number); j++) {
+        const r = ranks[j] as number;
+        for (let i = groups.start[r] as number; i < (groups.start[r + 1] as number); i++) {
+          visit(groups.profiles[i] as number);
+        }
+      }
+    }
+  }
+
+  /** CSR: the ords of profile p are `ords[start[p] .. start[p + 1])`, ascending. */
+  profileRuns(): { start: Int32Array; ords: Int32Array } {
+    return { start: this.#c.profile_start, ords: this.#c.profile_ords };
   }
 
   // What facet counts read (sqlite/facets.ts).

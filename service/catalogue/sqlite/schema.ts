@@ -40,26 +40,30 @@
 import { SORT_FIELDS, type SortField } from '../port.ts';
 
 /**
- * Full-text search (`q`, search.ts): an FTS5 table whose rowid is the quote's id, `text` holding
- * the words of the quote in order and `meta` those of its author and work, each word as its
- * {@link searchToken} (ASCII letters, which the `ascii` tokenizer keeps whole). Contentless: only
- * rowids are read back, and the words' positions serve the phrase queries of relevance.
+ * Full-text search (`q`, search.ts): the words of each quote's text in an FTS5 table whose rowid
+ * is the quote's id, each word as its {@link searchToken} (ASCII letters, which the `ascii`
+ * tokenizer keeps whole). It serves only the phrase group of relevance (the words side by side
+ * and in order), which needs the words' positions: matches, totals and the other groups come
+ * from the word index in memory (sqlite/text-index.ts), and author and work words from the
+ * profiles. Contentless, without document sizes (nothing ranks by BM25) and without prefix
+ * indexes (a phrase's last word is expanded into the words of the index that begin with it).
  */
 export const SEARCH_TABLE = 'search';
-const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(text, meta, content='', tokenize='ascii', prefix='4 6');`;
+const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(text, content='', columnsize=0, tokenize='ascii');`;
 
 /** Bumped when the file layout changes; readers refuse other formats. */
-export const SCHEMA_FORMAT = '5';
+export const SCHEMA_FORMAT = '6';
 /**
  * The format before `language` (4), and the one before the search table (3): refused, since no
  * quote of them could be answered whole; the message says to run the indexer.
  */
 export const FORMATS_WITHOUT_LANGUAGE: ReadonlySet<string> = new Set(['3', '4']);
 /**
- * The format before the search table: read as well, so that a service upgraded before its file
- * is rebuilt keeps serving everything but `q` (which answers 503 until the indexer runs).
+ * The format before the word index of the texts (5, whose search table also held author and
+ * work words and prefix indexes): read as well, so that a service upgraded before its file is
+ * rebuilt keeps serving everything but `q` (which answers 503 until the indexer runs).
  */
-export const FORMAT_WITHOUT_SEARCH = '3';
+export const FORMAT_WITHOUT_SEARCH = '5';
 
 export const CREATE_TABLES = `
 CREATE TABLE texts (id INTEGER PRIMARY KEY, source TEXT NOT NULL, quote TEXT NOT NULL);

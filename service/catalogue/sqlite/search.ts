@@ -1,34 +1,67 @@
 /**
- * Full-text search (`q`) on the embedded catalogue: the FTS5 table of its file (sqlite/schema.ts)
- * finds the quotes holding the query's words, and the columns in memory (sqlite/query.ts) apply
- * the other filters, order and page them. The rules themselves are in search.ts.
+ * Full-text search (`q`) on the embedded catalogue; the rules themselves are in search.ts.
  *
- * Queries carry only {@link searchToken}s, each in double quotes (a token is ASCII letters, so
- * nothing needs escaping), and the last one with `*`: FTS5 then matches tokens beginning with
- * it, which are exactly the words beginning with the last word of the query.
+ * Matches are bit sets over the ords, one pass per word of the query: the quotes whose text holds
+ * the word (or, for the last word, a word beginning with it), from the word index in memory
+ * (sqlite/text-index.ts), and those whose author or work has it, from the profiles and the word
+ * indexes of `_like` (sqlite/query.ts). Intersected across the words they give the matches
+ * (`all`) and the matches through the text alone (`text`), so a total is a count of bits and a
+ * page of a relevance group a walk to its first bits: no request reads every match of a common
+ * word from the file. The other filters are one more bit set.
+ *
+ * Only the first relevance group (the words side by side and in order in the text) needs the
+ * words' positions: it is read from the FTS5 table of the file (sqlite/schema.ts) in id order,
+ * and only as far as the page needs (all of it only when the page lies beyond it). Its query
+ * carries {@link searchToken}s in double quotes (ASCII letters: nothing to escape), the last
+ * word expanded into the words of the index that begin with it.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SortKey } from '../port.ts';
 import { searchToken } from '../search.ts';
 import type { CatalogueColumns, Selection, Strategies } from './query.ts';
 import { SEARCH_TABLE } from './schema.ts';
+import { appendRange, bitmapWords, hasBit, ordsOf, popcount, type TextIndex } from './text-index.ts';
+
+/**
+ * A phrase's last word is expanded into at most this many words of the index (an OR of
+ * phrases, which FTS5 reads lazily in id order); a shorter prefix is left to FTS5's own prefix
+ * query, which reads every word beginning with it.
+ */
+const MAX_EXPANDED_WORDS = 64;
 
 /** Searches one catalogue file. */
 export class SqliteSearch {
   readonly #columns: CatalogueColumns;
-  readonly #match: StatementSync;
+  readonly #index: TextIndex;
+  readonly #phrase: StatementSync;
+  /** Scratch bit sets over the ords: calls are synchronous, so one set of them serves every search. */
+  readonly #all: Int32Array;
+  readonly #text: Int32Array;
+  readonly #word: Int32Array;
+  readonly #meta: Int32Array;
 
-  constructor(db: DatabaseSync, columns: CatalogueColumns) {
+  constructor(db: DatabaseSync, columns: CatalogueColumns, index: TextIndex) {
+    if (index.count !== columns.count) {
+      throw new Error(`the text index holds ${index.count} quotes, the columns ${columns.count}`);
+    }
     this.#columns = columns;
-    // One string of ids rather than a row per match: a common word matches most of a catalogue.
-    this.#match = db.prepare(
-      `SELECT group_concat(rowid) AS ids FROM (SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ? ORDER BY rowid)`,
+    this.#index = index;
+    this.#phrase = db.prepare(
+      `SELECT rowid FROM ${SEARCH_TABLE} WHERE ${SEARCH_TABLE} MATCH ? ORDER BY rowid`,
     );
+    this.#phrase.setReturnArrays(true);
+    this.#phrase.setReadBigInts(false);
+    const size = bitmapWords(columns.count);
+    this.#all = new Int32Array(size);
+    this.#text = new Int32Array(size);
+    this.#word = new Int32Array(size);
+    this.#meta = new Int32Array(size);
   }
 
   /** Ords (ascending) of the quotes of `selection` that match `words`. */
   matches(words: readonly string[], selection: Selection): Int32Array {
-    return this.#run(expression(words, 'any'), selection);
+    this.#compute(words, selection);
+    return ordsOf(this.#all);
   }
 
   /** One page of the matches in `sort` order (ending with the id key), and their number. */
@@ -44,84 +77,135 @@ export class SqliteSearch {
     return { ords: this.#columns.pageOfOrds(all, sort, offset, limit, strategies), total: all.length };
   }
 
-  /** One page of the matches in relevance order (search.ts), and their number. */
+  /**
+   * One page of the matches in relevance order (search.ts): the phrase group, the rest of the
+   * text group, then the matches through author or work alone, each by id; and their number.
+   */
   rankedPage(
     words: readonly string[],
     selection: Selection,
     offset: number,
     limit: number,
   ): { ords: number[]; total: number } {
-    const all = this.matches(words, selection);
+    this.#compute(words, selection);
+    const all = this.#all;
+    const text = this.#text;
+    const total = popcount(all);
     const ords: number[] = [];
-    if (offset >= all.length) return { ords, total: all.length };
-    const inText = this.#run(expression(words, 'text'), selection);
-    const phrase = words.length === 1 ? inText : this.#run(expression(words, 'phrase'), selection);
-    const groups = [phrase, difference(inText, phrase), difference(all, inText)];
+    if (offset >= total) return { ords, total };
+    const inText = popcount(text);
+    if (offset + limit > inText) {
+      // The page reaches the third group: the matches whose text lacks a word.
+      for (let i = 0; i < all.length; i++) all[i] = (all[i] as number) & ~(text[i] as number);
+    }
+    if (offset >= inText) {
+      appendRange(all, offset - inText, limit, ords);
+      return { ords, total };
+    }
     let skip = offset;
-    for (const group of groups) {
-      if (ords.length === limit) break;
-      if (skip >= group.length) {
-        skip -= group.length;
+    if (words.length > 1) {
+      const phrase = this.#phraseOrds(words, offset + limit);
+      for (let i = skip; i < phrase.length && ords.length < limit; i++) ords.push(phrase[i] as number);
+      if (ords.length === limit) return { ords, total };
+      // The whole phrase group was read: the rest of the text group follows it.
+      skip = Math.max(0, skip - phrase.length);
+      for (const ord of phrase) text[ord >>> 5] = (text[ord >>> 5] as number) & ~(1 << (ord & 31));
+    }
+    appendRange(text, skip, limit - ords.length, ords);
+    if (ords.length < limit) appendRange(all, 0, limit - ords.length, ords);
+    return { ords, total };
+  }
+
+  /**
+   * Leaves in `#all` the matches of `words` among the selection and in `#text` those whose text
+   * holds every word.
+   */
+  #compute(words: readonly string[], selection: Selection): void {
+    const index = this.#index;
+    const all = this.#all;
+    const text = this.#text;
+    const word = this.#word;
+    const meta = this.#meta;
+    const { start, ords } = this.#columns.profileRuns();
+    const last = words.length - 1;
+    for (const [i, w] of words.entries()) {
+      const prefix = i === last;
+      word.fill(0);
+      const [from, to] = index.wordRange(w, prefix);
+      for (let at = from; at < to; at++) index.orInto(word, at);
+      meta.fill(0);
+      let viaProfiles = false;
+      this.#columns.forEachProfileWithWord(w, prefix, (profile) => {
+        viaProfiles = true;
+        setProfile(meta, start, ords, profile);
+      });
+      if (i === 0) {
+        text.set(word);
+        if (viaProfiles)
+          for (let j = 0; j < all.length; j++) all[j] = (word[j] as number) | (meta[j] as number);
+        else all.set(word);
         continue;
       }
-      const take = Math.min(group.length - skip, limit - ords.length);
-      for (let i = skip; i < skip + take; i++) ords.push(group[i] as number);
-      skip = 0;
+      for (let j = 0; j < all.length; j++) {
+        const bits = word[j] as number;
+        text[j] = (text[j] as number) & bits;
+        all[j] = (all[j] as number) & (bits | (meta[j] as number));
+      }
     }
-    return { ords, total: all.length };
-  }
-
-  #run(match: string, selection: Selection): Int32Array {
-    const row = this.#match.get(match) as { ids: string | null } | undefined;
-    const text = row?.ids ?? null;
-    if (text === null || text === '') return new Int32Array(0);
-    const ids = parseIds(text);
-    return this.#columns.within(this.#columns.ordsOfIds(ids), selection);
-  }
-}
-
-/**
- * The FTS5 query of a search: every token in any column (`any`), every token in the text
- * (`text`), or the tokens side by side and in order in the text (`phrase`).
- */
-export function expression(words: readonly string[], scope: 'any' | 'text' | 'phrase'): string {
-  const tokens = words.map(searchToken);
-  const last = tokens.length - 1;
-  if (scope === 'phrase') return `text : "${tokens.join(' ')}"*`;
-  const terms = tokens.map((t, i) => (i === last ? `"${t}"*` : `"${t}"`)).join(' AND ');
-  return scope === 'text' ? `text : (${terms})` : terms;
-}
-
-/** Comma-separated decimal ids, as group_concat writes them, into numbers. */
-function parseIds(text: string): Float64Array {
-  let count = 1;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 44) count++;
-  const out = new Float64Array(count);
-  let n = 0;
-  let value = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 44) {
-      out[n++] = value;
-      value = 0;
+    if (selection.ords === undefined && selection.profiles === null) return;
+    // The other filters, as one more bit set.
+    word.fill(0);
+    if (selection.lengths !== undefined) {
+      this.#columns.forEachInLengths(selection, (ord) => {
+        word[ord >>> 5] = (word[ord >>> 5] as number) | (1 << (ord & 31));
+      });
+    } else if (selection.ords !== undefined) {
+      for (const ord of selection.ords) word[ord >>> 5] = (word[ord >>> 5] as number) | (1 << (ord & 31));
     } else {
-      value = value * 10 + (c - 48);
+      for (const profile of selection.profiles as Int32Array) setProfile(word, start, ords, profile);
+    }
+    for (let j = 0; j < all.length; j++) {
+      const bits = word[j] as number;
+      text[j] = (text[j] as number) & bits;
+      all[j] = (all[j] as number) & bits;
     }
   }
-  out[n] = value;
-  return out;
+
+  /**
+   * The ords of the phrase group (in `#text`, so among the selection), ascending, read from FTS5
+   * until `wanted` are found or the group ends.
+   */
+  #phraseOrds(words: readonly string[], wanted: number): number[] {
+    const out: number[] = [];
+    const match = this.#phraseExpression(words);
+    if (match === null) return out;
+    const text = this.#text;
+    for (const row of this.#phrase.iterate(match) as Iterable<unknown[]>) {
+      const ord = this.#columns.ordOf(row[0] as number);
+      if (ord < 0 || !hasBit(text, ord)) continue;
+      out.push(ord);
+      if (out.length >= wanted) break;
+    }
+    return out;
+  }
+
+  /** The FTS5 query of the words side by side and in order in the text, or null when none can be. */
+  #phraseExpression(words: readonly string[]): string | null {
+    const head = words.slice(0, -1).map(searchToken).join(' ');
+    const lastWord = words.at(-1) as string;
+    const [from, to] = this.#index.wordRange(lastWord, true);
+    if (from >= to) return null;
+    if (to - from > MAX_EXPANDED_WORDS) return `text : "${head} ${searchToken(lastWord)}"*`;
+    const phrases: string[] = [];
+    for (let at = from; at < to; at++) phrases.push(`"${head} ${searchToken(this.#index.word(at))}"`);
+    return `text : (${phrases.join(' OR ')})`;
+  }
 }
 
-/** The values of `a` not in `b`; both ascending, `b` a subset of `a`. */
-function difference(a: Int32Array, b: Int32Array): Int32Array {
-  if (b.length === 0) return a;
-  const out = new Int32Array(a.length - b.length);
-  let j = 0;
-  let n = 0;
-  for (const value of a) {
-    while (j < b.length && (b[j] as number) < value) j++;
-    if (j < b.length && b[j] === value) continue;
-    out[n++] = value;
+/** Sets the bits of a profile's quotes. */
+function setProfile(bits: Int32Array, start: Int32Array, ords: Int32Array, profile: number): void {
+  for (let i = start[profile] as number; i < (start[profile + 1] as number); i++) {
+    const ord = ords[i] as number;
+    bits[ord >>> 5] = (bits[ord >>> 5] as number) | (1 << (ord & 31));
   }
-  return out.subarray(0, n);
 }
