@@ -265,6 +265,13 @@ export interface CatalogueIndex {
   listJson?(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult>;
   /** One quote by id, or null when no quote has it. */
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
+  /**
+   * Optional: `get` with the quote already serialised, for a backend that has it as bytes
+   * (Meilisearch passes the engine's document through): byte for byte what the route's
+   * serialiser makes of `get(id, fields)`, in a buffer of its own. A quote it cannot give so
+   * comes as `get` gives it, and the route serialises it.
+   */
+  getJson?(id: number, fields: readonly QuoteField[] | null): Promise<Buffer | QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /**

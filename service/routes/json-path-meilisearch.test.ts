@@ -1,6 +1,7 @@
 /**
- * On Meilisearch, list pages read forward in one request are passed through as the engine wrote
- * them (`listJson`, catalogue/meilisearch/json.ts) instead of being parsed and serialised again.
+ * On Meilisearch, list pages read forward in one request and quotes read by id are passed through
+ * as the engine wrote them (`listJson`, `getJson`, catalogue/meilisearch/json.ts) instead of
+ * being parsed and serialised again.
  * These tests hold the two paths to the same bytes over HTTP on a real engine, found as every
  * Meilisearch suite finds one (test-support/meilisearch-engine.ts): for every envelope,
  * projection, error and deep page, and for texts the engine must escape.
@@ -173,6 +174,35 @@ describe.skipIf('skip' in source)('list answers passed through on a real engine'
       if (reference.statusCode === 200) ok++;
     }
     expect(ok).toBeGreaterThan(paths.length * 0.9);
+  });
+
+  it('passes a quote read by id through as bytes', async () => {
+    const index = catalogue as CatalogueIndex;
+    for (const quote of awkwardQuotes()) {
+      const written = await index.getJson?.(quote.id, null);
+      expect(Buffer.isBuffer(written)).toBe(true);
+      expect(JSON.parse((written as Buffer).toString('utf8'))).toEqual(quote);
+    }
+    expect(await index.getJson?.(123_456_789, null)).toBeNull();
+  });
+
+  it('answers every quote by id with the bytes the serialiser writes', async () => {
+    const { passed, objects } = apps as NonNullable<typeof apps>;
+    const projections = ['', '?fields=quote', '?fields=id,genre,quote', '?fields=language,id,source'];
+    let ok = 0;
+    for (const id of [...quotes.map((q) => q.id), 123_456_789]) {
+      for (const fields of projections) {
+        const path = `/quotes/${id}${fields}`;
+        const reference = await get(objects, path);
+        const response = await get(passed, path);
+        expect({ path, status: response.statusCode }).toEqual({ path, status: reference.statusCode });
+        expect(response.headers['content-type']).toBe(reference.headers['content-type']);
+        expect(response.headers.etag).toBe(reference.headers.etag);
+        expect({ path, body: response.body }).toEqual({ path, body: reference.body });
+        if (reference.statusCode === 200) ok++;
+      }
+    }
+    expect(ok).toBe(quotes.length * projections.length);
   });
 
   it('writes escaped texts that parse back to the stored quotes', async () => {

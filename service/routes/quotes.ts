@@ -180,7 +180,10 @@ export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOpti
     const { id, fields } = parseIdQuery(request.params.id, readQuery(request.raw.url ?? ''));
     if (id === null) throw notFound(`No quote has id ${shorten(request.params.id)}`);
     return answer(options, request, reply, JSON.stringify(['id', id, fields]), async () => {
-      const quote = await catalogue.get(id, fields);
+      const quote =
+        catalogue.getJson === undefined
+          ? await catalogue.get(id, fields)
+          : await catalogue.getJson(id, fields);
       if (quote === null) throw notFound(`No quote has id ${id}`);
       return quote;
     });

@@ -42,7 +42,7 @@ import {
 import { distinctDrawer, drawDistinct } from '../sample.ts';
 import { MeiliDirectory } from './authors.ts';
 import { type EngineHttp, engineHttp, parseAnswer } from './http.ts';
-import { type RawPage, rawPage } from './json.ts';
+import { isRawDocument, type RawPage, rawPage } from './json.ts';
 import {
   buildFilter,
   countRequest,
@@ -399,11 +399,42 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+    const document = await this.#getDocument(id, fields, false);
+    return document === null ? null : projectHit(document, fields);
+  }
+
+  /**
+   * `get` as the bytes of the answer: the engine's document is the quote as the route would
+   * write it, and is passed through (meilisearch/json.ts); any other answer comes as `get` gives it.
+   */
+  async getJson(id: number, fields: readonly QuoteField[] | null): Promise<Buffer | QuoteProjection | null> {
+    const document = await this.#getDocument(id, fields, true);
+    if (document === null || Buffer.isBuffer(document)) return document;
+    return projectHit(document, fields);
+  }
+
+  /**
+   * The document of `id` with `fields`, or null when no quote has it; with `raw`, as the bytes
+   * of a buffer of its own when the engine wrote it as the quote's answer.
+   */
+  async #getDocument(
+    id: number,
+    fields: readonly QuoteField[] | null,
+    raw: boolean,
+  ): Promise<Buffer | object | null> {
     const { path, params } = getRequest(this.#options.index, id, fields);
-    let document: object;
     try {
       const deadline = this.#deadline();
-      document = await this.#call(() => this.#http.get<object>({ path, params, deadline }));
+      return await this.#call(async () => {
+        const body = await this.#http.getBytes({ path, params, deadline });
+        if (raw && isRawDocument(body, retrievedFields(fields))) {
+          // Kept by the answer cache: not a view of the connection's read buffer.
+          const own = Buffer.allocUnsafeSlow(body.length);
+          body.copy(own);
+          return own;
+        }
+        return parseAnswer<object>(body);
+      });
     } catch (error) {
       if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
         this.#failure = undefined;
@@ -411,7 +442,6 @@ class MeiliCatalogue implements CatalogueIndex {
       }
       throw error;
     }
-    return projectHit(document, fields);
   }
 
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {

@@ -29,6 +29,7 @@ export interface EngineHttp {
   post<T>(request: EngineRequest): Promise<T>;
   /** The UTF-8 bytes of a successful answer, unparsed; a failure throws as `post` does. */
   postBytes(request: EngineRequest): Promise<Buffer>;
+  getBytes(request: EngineRequest): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -82,6 +83,7 @@ export function engineHttp(host: string, apiKey: string | undefined): EngineHttp
     get: (r) => json('GET', r),
     post: (r) => json('POST', r),
     postBytes: (r) => bytes('POST', r),
+    getBytes: (r) => bytes('GET', r),
     async close() {
       const open = pool;
       pool = undefined;
