@@ -213,11 +213,20 @@ export interface CatalogueIndex {
    * UTF-8 bytes of `envelope.head`, the JSON array of the page's quotes, then `envelope.tail`.
    * The array is byte for byte what the list route's response serialiser makes of
    * `list(query).items`: fields in QUOTE_FIELDS order, strings escaped as JSON.stringify escapes
-   * them, no white space.
+   * them, no white space. A backend that cannot write a page so (Meilisearch, for an answer it
+   * cannot pass through as the engine wrote it) returns the page as `list` would instead, and the
+   * route serialises it.
    */
-  listJson?(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer>;
+  listJson?(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult>;
   /** One quote by id, or null when no quote has it. */
   get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
+  /**
+   * Optional: `get` with the quote already serialised, for a backend that has it as bytes
+   * (Meilisearch passes the engine's document through): byte for byte what the route's
+   * serialiser makes of `get(id, fields)`, in a buffer of its own. A quote it cannot give so
+   * comes as `get` gives it, and the route serialises it.
+   */
+  getJson?(id: number, fields: readonly QuoteField[] | null): Promise<Buffer | QuoteProjection | null>;
   /** One quote chosen uniformly at random among those matching, or null when none matches. */
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null>;
   /**

@@ -60,18 +60,20 @@ export async function listBody(
   query: ListQuery,
   envelope: Envelope,
 ): Promise<Buffer | object> {
-  if (catalogue.listJson === undefined) {
-    const page = await listPage(catalogue, query);
-    return envelope === 'quotes' ? page : { status_code: 200, data: page.items, pagination: page.pagination };
-  }
+  const wrap = (page: Page) =>
+    envelope === 'quotes' ? page : { status_code: 200, data: page.items, pagination: page.pagination };
+  if (catalogue.listJson === undefined) return wrap(await listPage(catalogue, query));
   // Property order of the QuotesResponse and V1Response schemas, as their serialisers write them.
-  return catalogue.listJson(query, {
+  const written = await catalogue.listJson(query, {
     head: envelope === 'quotes' ? '{"items":' : '{"status_code":200,"data":',
     tail: (total, count) => {
       const p = pagination(query, total, count);
       return `,"pagination":{"page":${p.page},"limit":${p.limit},"total_pages":${p.total_pages},"total_quotes":${p.total_quotes}}}`;
     },
   });
+  if (Buffer.isBuffer(written)) return written;
+  // A page the backend could not write as bytes: the serialiser writes it.
+  return wrap({ items: written.items, pagination: pagination(query, written.total, written.items.length) });
 }
 
 /** What the cacheable routes share: the catalogue and the answers already serialised. */
@@ -178,7 +180,10 @@ export async function quoteRoutes(app: FastifyInstance, options: QuoteRoutesOpti
     const { id, fields } = parseIdQuery(request.params.id, readQuery(request.raw.url ?? ''));
     if (id === null) throw notFound(`No quote has id ${shorten(request.params.id)}`);
     return answer(options, request, reply, JSON.stringify(['id', id, fields]), async () => {
-      const quote = await catalogue.get(id, fields);
+      const quote =
+        catalogue.getJson === undefined
+          ? await catalogue.get(id, fields)
+          : await catalogue.getJson(id, fields);
       if (quote === null) throw notFound(`No quote has id ${id}`);
       return quote;
     });

@@ -32,6 +32,7 @@ import {
   type FacetResult,
   type Filters,
   fold,
+  type JsonEnvelope,
   type ListQuery,
   type ListResult,
   MAX_FACET_LIMIT,
@@ -40,7 +41,8 @@ import {
 } from '../port.ts';
 import { distinctDrawer, drawDistinct } from '../sample.ts';
 import { MeiliDirectory } from './authors.ts';
-import { type EngineHttp, engineHttp } from './http.ts';
+import { type EngineHttp, engineHttp, parseAnswer } from './http.ts';
+import { isRawDocument, type RawPage, rawPage } from './json.ts';
 import {
   buildFilter,
   countRequest,
@@ -211,7 +213,7 @@ class MeiliCatalogue implements CatalogueIndex {
 
   constructor(options: MeiliCatalogueOptions) {
     this.#options = options;
-    // Every request is bounded by its call's deadline (#signal), which MEILI_TIMEOUT_MS sets.
+    // Every request is bounded by its call's deadline (#deadline), which MEILI_TIMEOUT_MS sets.
     this.#http = engineHttp(options.host, options.apiKey);
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
     this.#searchPath = `indexes/${encodeURIComponent(options.index)}/search`;
@@ -228,22 +230,22 @@ class MeiliCatalogue implements CatalogueIndex {
     this.#directory ??= new MeiliDirectory(
       {
         fetch: <T>(index: string, request: FetchRequest) => {
-          const signal = this.#signal(this.#deadline());
+          const deadline = this.#deadline();
           return this.#call(() =>
             this.#http.post<FetchResponse<T>>({
               path: `indexes/${encodeURIComponent(index)}/documents/fetch`,
               body: request,
-              extraRequestInit: { signal },
+              deadline,
             }),
           );
         },
         search: (request: object) => {
-          const signal = this.#signal(this.#deadline());
+          const deadline = this.#deadline();
           return this.#call(() =>
             this.#http.post<{
               hits: { catalogue_version?: string }[];
               facetDistribution?: Record<string, Record<string, number>>;
-            }>({ path: this.#searchPath, body: request, extraRequestInit: { signal } }),
+            }>({ path: this.#searchPath, body: request, deadline }),
           );
         },
       },
@@ -314,11 +316,44 @@ class MeiliCatalogue implements CatalogueIndex {
     return withRangeFields(query.filters, this.#list(query));
   }
 
+  /**
+   * `list` as the bytes of the answer when the page is read forward in one request (the pages
+   * people open): the engine's `results` array is the page as the route would write it, and is
+   * passed through (meilisearch/json.ts). Any other page, or an answer of another shape, is
+   * returned as `list` returns it.
+   */
+  listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult> {
+    return withRangeFields(query.filters, this.#listJson(query, envelope));
+  }
+
+  async #listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult> {
+    if (query.filters.q !== undefined || !this.#shallow(query)) return this.#list(query);
+    const plan = pageRequest(query);
+    if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
+    const page = await this.#fetchPage(plan.request, retrievedFields(query.fields), this.#deadline());
+    if (!('items' in page)) {
+      return { items: page.results.map((hit) => projectHit(hit, query.fields)), total: page.total };
+    }
+    const tail = envelope.tail(page.total, page.count);
+    const out = Buffer.allocUnsafeSlow(
+      Buffer.byteLength(envelope.head) + page.items.length + Buffer.byteLength(tail),
+    );
+    let at = out.write(envelope.head);
+    at += page.items.copy(out, at);
+    out.write(tail, at);
+    return out;
+  }
+
+  /** A page read forward at once, its total with it ({@link SHALLOW_OFFSET}). */
+  #shallow(query: ListQuery): boolean {
+    return (query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET);
+  }
+
   async #list(query: ListQuery): Promise<ListResult> {
     if (query.filters.q !== undefined) return this.#searchList(query);
     const deadline = this.#deadline();
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
-    if ((query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET)) {
+    if (this.#shallow(query)) {
       const plan = pageRequest(query);
       if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
       const response = await this.#fetch(plan.request, deadline);
@@ -375,13 +410,42 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async get(id: number, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
+    const document = await this.#getDocument(id, fields, false);
+    return document === null ? null : projectHit(document, fields);
+  }
+
+  /**
+   * `get` as the bytes of the answer: the engine's document is the quote as the route would
+   * write it, and is passed through (meilisearch/json.ts); any other answer comes as `get` gives it.
+   */
+  async getJson(id: number, fields: readonly QuoteField[] | null): Promise<Buffer | QuoteProjection | null> {
+    const document = await this.#getDocument(id, fields, true);
+    if (document === null || Buffer.isBuffer(document)) return document;
+    return projectHit(document, fields);
+  }
+
+  /**
+   * The document of `id` with `fields`, or null when no quote has it; with `raw`, as the bytes
+   * of a buffer of its own when the engine wrote it as the quote's answer.
+   */
+  async #getDocument(
+    id: number,
+    fields: readonly QuoteField[] | null,
+    raw: boolean,
+  ): Promise<Buffer | object | null> {
     const { path, params } = getRequest(this.#options.index, id, fields);
-    let document: object;
     try {
-      const signal = this.#signal(this.#deadline());
-      document = await this.#call(() =>
-        this.#http.get<object>({ path, params, extraRequestInit: { signal } }),
-      );
+      const deadline = this.#deadline();
+      return await this.#call(async () => {
+        const body = await this.#http.getBytes({ path, params, deadline });
+        if (raw && isRawDocument(body, retrievedFields(fields))) {
+          // Kept by the answer cache: not a view of the connection's read buffer.
+          const own = Buffer.allocUnsafeSlow(body.length);
+          body.copy(own);
+          return own;
+        }
+        return parseAnswer<object>(body);
+      });
     } catch (error) {
       if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
         this.#failure = undefined;
@@ -389,7 +453,6 @@ class MeiliCatalogue implements CatalogueIndex {
       }
       throw error;
     }
-    return projectHit(document, fields);
   }
 
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
@@ -578,12 +641,11 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   #facetSearch(request: object, deadline: number): Promise<FacetSearchResponse> {
-    const signal = this.#signal(deadline);
     return this.#call(() =>
       this.#http.post<FacetSearchResponse>({
         path: this.#searchPath,
         body: request,
-        extraRequestInit: { signal },
+        deadline,
       }),
     );
   }
@@ -754,13 +816,12 @@ class MeiliCatalogue implements CatalogueIndex {
     fields: readonly string[],
     deadline: number,
   ): Promise<Record<string, unknown> | null> {
-    const signal = this.#signal(deadline);
     try {
       return await this.#call(() =>
         this.#http.get<Record<string, unknown>>({
           path: `indexes/${encodeURIComponent(this.#options.index)}/documents/${id}`,
           params: { fields: fields.join(',') },
-          extraRequestInit: { signal },
+          deadline,
         }),
       );
     } catch (error) {
@@ -790,27 +851,25 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   #search(request: SearchRequest, deadline: number): Promise<SearchResponse> {
-    const signal = this.#signal(deadline);
     return withSearchFields(
       this.#call(() =>
         this.#http.post<SearchResponse>({
           path: this.#searchPath,
           body: request,
-          extraRequestInit: { signal },
+          deadline,
         }),
       ),
     );
   }
 
   async #multiSearch(requests: SearchRequest[], deadline: number): Promise<SearchResponse[]> {
-    const signal = this.#signal(deadline);
     const queries = requests.map((request) => ({ indexUid: this.#options.index, ...request }));
     const answer = await withSearchFields(
       this.#call(() =>
         this.#http.post<{ results: SearchResponse[] }>({
           path: 'multi-search',
           body: { queries },
-          extraRequestInit: { signal },
+          deadline,
         }),
       ),
     );
@@ -998,35 +1057,43 @@ class MeiliCatalogue implements CatalogueIndex {
     return performance.now() + this.#options.timeoutMs;
   }
 
-  /** Aborts a request at the call's deadline (the client's own timeout bounds one request only). */
-  #signal(deadline: number): AbortSignal {
-    return AbortSignal.timeout(Math.max(1, Math.ceil(deadline - performance.now())));
-  }
-
   /** The engine reads of {@link readPageInRuns}, within the call's deadline. */
   #runReader(deadline: number) {
     return {
       fetch: (request: FetchRequest) => this.#fetch(request, deadline),
       search: (request: RunCountRequest) => {
-        const signal = this.#signal(deadline);
         return this.#call(() =>
           this.#http.post<RunCountResponse>({
             path: this.#searchPath,
             body: request,
-            extraRequestInit: { signal },
+            deadline,
           }),
         );
       },
     };
   }
 
+  /**
+   * A documents read of `fields`: the page as the engine wrote it when it can be passed through
+   * (meilisearch/json.ts), else the answer parsed.
+   */
+  #fetchPage(
+    request: FetchRequest,
+    fields: readonly QuoteField[],
+    deadline: number,
+  ): Promise<RawPage | FetchResponse<MeiliQuoteDocument>> {
+    return this.#call(async () => {
+      const body = await this.#http.postBytes({ path: this.#fetchPath, body: request, deadline });
+      return rawPage(body, fields) ?? parseAnswer<FetchResponse<MeiliQuoteDocument>>(body);
+    });
+  }
+
   #fetch(request: FetchRequest, deadline: number): Promise<FetchResponse<MeiliQuoteDocument>> {
-    const signal = this.#signal(deadline);
     return this.#call(() =>
       this.#http.post<FetchResponse<MeiliQuoteDocument>>({
         path: this.#fetchPath,
         body: request,
-        extraRequestInit: { signal },
+        deadline,
       }),
     );
   }

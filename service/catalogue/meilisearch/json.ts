@@ -1,0 +1,200 @@
+/**
+ * Pages and quotes passed through as the engine wrote them. `POST /documents/fetch` answers
+ * `{"results":[...],"offset":…,"limit":…,"total":…}`, each document holding the requested fields
+ * in the order of the index's field ids, which the indexer's documents make the Quote's own
+ * order: the engine already wrote the `results` array byte for byte as the list route's
+ * serialiser would write the page. Parsing it into objects and serialising them again cost the
+ * service more CPU than the rest of a listing.
+ *
+ * Nothing is assumed: the answer is read against the exact shape of the page it must be, every
+ * document holding exactly the requested fields in QUOTE_FIELDS order, integers as JSON.stringify
+ * writes a safe integer, strings with only the escapes it writes, genre a list of strings. An
+ * answer of any other shape (an index built by another release, another engine version's
+ * spelling) is not passed through, and the caller reads it the plain way.
+ *
+ * The bytes are read as latin1, one character per byte: every character the shape is made of is
+ * ASCII, and no byte of a multi-byte UTF-8 sequence is.
+ */
+import { QUOTE_FIELDS, type QuoteField } from '../port.ts';
+
+/** A page's JSON array as the engine sent it, with its number of quotes and the exact total. */
+export interface RawPage {
+  /** The bytes of the `results` array, `[` to `]`: a view of the answer, not a copy. */
+  items: Buffer;
+  count: number;
+  total: number;
+}
+
+type Kind = 'integer' | 'string' | 'strings';
+
+const KINDS: Record<QuoteField, Kind> = {
+  id: 'integer',
+  author: 'string',
+  author_id: 'integer',
+  work: 'string',
+  work_id: 'integer',
+  category: 'string',
+  genre: 'strings',
+  publish_date: 'string',
+  quote_length: 'integer',
+  source: 'string',
+  quote: 'string',
+  language: 'string',
+};
+
+/** What a document of one projection looks like: its keys as written, in order, and their kinds. */
+interface Shape {
+  /** `{"id":`, then `,"author":`…: each key with what precedes it. */
+  keys: string[];
+  kinds: Kind[];
+}
+
+const shapes = new Map<string, Shape>();
+
+/** The shape of documents holding `fields` (any order, as the engine orders them by its field ids). */
+function shapeOf(fields: readonly QuoteField[]): Shape {
+  const name = fields.join(',');
+  let shape = shapes.get(name);
+  if (shape === undefined) {
+    const wanted = new Set(fields);
+    const ordered = QUOTE_FIELDS.filter((field) => wanted.has(field));
+    shape = {
+      keys: ordered.map((field, i) => `${i === 0 ? '{' : ','}"${field}":`),
+      kinds: ordered.map((field) => KINDS[field]),
+    };
+    // Projections are subsets of twelve fields, written in one order: few distinct names.
+    if (shapes.size < 4096) shapes.set(name, shape);
+  }
+  return shape;
+}
+
+const RESULTS = '{"results":[';
+const TAIL = /^,"offset":\d{1,15},"limit":\d{1,15},"total":(0|[1-9]\d{0,14})\}$/;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACKET = 0x5b;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+/**
+ * The page of a `POST /documents/fetch` answer whose documents hold `fields`, as bytes ready to
+ * send; undefined when the answer is not exactly what the route's serialiser would write.
+ */
+export function rawPage(body: Buffer, fields: readonly QuoteField[]): RawPage | undefined {
+  const text = body.toString('latin1');
+  if (!text.startsWith(RESULTS)) return undefined;
+  const shape = shapeOf(fields);
+  let at = RESULTS.length;
+  let count = 0;
+  if (text.charCodeAt(at) !== CLOSE_BRACKET) {
+    for (;;) {
+      at = skipDocument(text, at, shape);
+      if (at < 0) return undefined;
+      count++;
+      const next = text.charCodeAt(at);
+      if (next === CLOSE_BRACKET) break;
+      if (next !== COMMA) return undefined;
+      at++;
+    }
+  }
+  const end = at + 1;
+  const tail = TAIL.exec(text.slice(end));
+  if (tail === null) return undefined;
+  return { items: body.subarray(RESULTS.length - 1, end), count, total: Number(tail[1]) };
+}
+
+/**
+ * Whether a `GET /documents/{id}` answer is one document holding `fields` exactly as the route's
+ * serialiser writes the quote.
+ */
+export function isRawDocument(body: Buffer, fields: readonly QuoteField[]): boolean {
+  const text = body.toString('latin1');
+  return skipDocument(text, 0, shapeOf(fields)) === text.length;
+}
+
+/** The index just past the document of `shape` at `at`, or -1 when it is not one. */
+function skipDocument(text: string, at: number, { keys, kinds }: Shape): number {
+  let next = at;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (!text.startsWith(key, next)) return -1;
+    next = skipValue(text, next + key.length, kinds[i] as Kind);
+    if (next < 0) return -1;
+  }
+  return text.charCodeAt(next) === CLOSE_BRACE ? next + 1 : -1;
+}
+
+/** The index just past the value of `kind` at `at`, or -1 when it is not one as JSON.stringify writes it. */
+function skipValue(text: string, at: number, kind: Kind): number {
+  if (kind === 'string') return skipString(text, at);
+  if (kind === 'integer') return skipInteger(text, at);
+  if (text.charCodeAt(at) !== OPEN_BRACKET) return -1;
+  let next = at + 1;
+  if (text.charCodeAt(next) === CLOSE_BRACKET) return next + 1;
+  for (;;) {
+    next = skipString(text, next);
+    if (next < 0) return -1;
+    const c = text.charCodeAt(next);
+    if (c === CLOSE_BRACKET) return next + 1;
+    if (c !== COMMA) return -1;
+    next++;
+  }
+}
+
+/** A non-negative safe integer as `String(n)` writes it: no sign, leading zero, fraction or exponent. */
+function skipInteger(text: string, at: number): number {
+  // Ids and lengths are positive: a sign is no answer of this catalogue's.
+  const first = at;
+  let next = at;
+  while (next < text.length) {
+    const c = text.charCodeAt(next);
+    if (c < ZERO || c > NINE) break;
+    next++;
+  }
+  const digits = next - first;
+  if (digits === 0 || digits > 15 || (digits > 1 && text.charCodeAt(first) === ZERO)) return -1;
+  return next;
+}
+
+/**
+ * A string whose escapes are exactly JSON.stringify's: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t`,
+ * and `\u00xx` (lower-case hex) for the other control characters. Contents are not scanned
+ * otherwise: the engine writes every control character escaped (a raw one is not JSON at all).
+ */
+function skipString(text: string, at: number): number {
+  if (text.charCodeAt(at) !== QUOTE) return -1;
+  const start = at + 1;
+  let close = text.indexOf('"', start);
+  for (;;) {
+    if (close < 0) return -1;
+    let backslashes = 0;
+    while (text.charCodeAt(close - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) break;
+    close = text.indexOf('"', close + 1);
+  }
+  for (let backslash = text.indexOf('\\', start); backslash !== -1 && backslash < close; ) {
+    const length = escapeLength(text, backslash);
+    if (length === 0) return -1;
+    backslash = text.indexOf('\\', backslash + length);
+  }
+  return close + 1;
+}
+
+/** Characters JSON.stringify writes with a letter after the backslash. */
+const SHORT_ESCAPES = new Set(['"', '\\', 'b', 'f', 'n', 'r', 't']);
+/** The control characters among them, which never take the `\u00xx` form. */
+const SHORT_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
+const UNICODE_ESCAPE = /^u00[01][0-9a-f]$/;
+
+/** The length of the escape at `at` when JSON.stringify writes it so, else 0. */
+function escapeLength(text: string, at: number): number {
+  const letter = text[at + 1] as string;
+  if (SHORT_ESCAPES.has(letter)) return 2;
+  const unicode = text.slice(at + 1, at + 6);
+  if (!UNICODE_ESCAPE.test(unicode)) return 0;
+  return SHORT_CONTROLS.has(Number.parseInt(unicode.slice(3), 16)) ? 0 : 6;
+}

@@ -1,0 +1,227 @@
+/**
+ * On Meilisearch, list pages read forward in one request and quotes read by id are passed through
+ * as the engine wrote them (`listJson`, `getJson`, catalogue/meilisearch/json.ts) instead of
+ * being parsed and serialised again.
+ * These tests hold the two paths to the same bytes over HTTP on a real engine, found as every
+ * Meilisearch suite finds one (test-support/meilisearch-engine.ts): for every envelope,
+ * projection, error and deep page, and for texts the engine must escape.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
+import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
+import { openMeiliCatalogue } from '../catalogue/meilisearch/catalogue.ts';
+import type { CatalogueIndex, JsonEnvelope, ListQuery, Quote } from '../catalogue/port.ts';
+import { fixtureApp, get } from '../test-app.ts';
+import { buildMeiliCatalogue, type MeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
+import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
+
+const SUITE = 'list answers passed through';
+const source = await meiliEngineSource(inject('containerRuntime'));
+if ('skip' in source) announceSkip(SUITE, source.skip);
+
+/** Texts that JSON must escape, and characters that UTF-8 writes in 2, 3 and 4 bytes. */
+const AWKWARD: readonly string[] = [
+  'She said "no" and left.',
+  'A back\\slash, a tab\there and a new\nline.',
+  'Control \u0001 and \u001f, backspace \b, form feed \f, return \r, delete \u007f.',
+  'Line separator \u2028 and paragraph separator \u2029.',
+  'Ünïcödé “curly” — and a clef 𝄞 and an emoji 🙂.',
+  '</script><script>alert(1)</script> and },{"id":1} and ],"offset":0',
+];
+
+function awkwardQuotes(): Quote[] {
+  const base = FIXTURE_QUOTES.at(-1) as Quote;
+  return AWKWARD.map((text, i) => ({
+    ...base,
+    id: base.id + 1000 + i,
+    author: i % 2 === 0 ? 'Zoë "Quoted" O\'Brien' : base.author,
+    author_id: i % 2 === 0 ? 99_001 : base.author_id,
+    work: i % 2 === 0 ? 'Back\\slash: “A” Work' : base.work,
+    work_id: i % 2 === 0 ? 99_002 : base.work_id,
+    genre: ['tab\there', 'plain'],
+    source: `https://example.org/q/${i}?a="b"`,
+    quote: text,
+    quote_length: Array.from(text).length,
+  }));
+}
+
+/** The same catalogue without `listJson`: answers go through the route's serialiser. */
+function objectsOnly(catalogue: CatalogueIndex): CatalogueIndex {
+  return {
+    kind: catalogue.kind,
+    info: () => catalogue.info(),
+    list: (query) => catalogue.list(query),
+    get: (id, fields) => catalogue.get(id, fields),
+    random: (filters, fields) => catalogue.random(filters, fields),
+    firstMatch: (filters, ids, fields) => catalogue.firstMatch(filters, ids, fields),
+    facets: (query) => catalogue.facets(query),
+    randomSample: (filters, fields, count) => catalogue.randomSample(filters, fields, count),
+    close: async () => {},
+  };
+}
+
+describe.skipIf('skip' in source)('list answers passed through on a real engine', () => {
+  const quotes = [...FIXTURE_QUOTES, ...awkwardQuotes()];
+  let engine: MeiliEngine | undefined;
+  let built: MeiliCatalogue | undefined;
+  let catalogue: CatalogueIndex | undefined;
+  let apps: { passed: FastifyInstance; objects: FastifyInstance } | undefined;
+  let paths: string[] = [];
+
+  beforeAll(async () => {
+    if ('skip' in source) return;
+    engine = await source.start(SUITE);
+    built = await buildMeiliCatalogue(engine, quotes);
+    catalogue = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: built.env.MEILI_API_KEY,
+      index: built.env.MEILI_INDEX as string,
+      timeoutMs: 10_000,
+      // Pages from the 30th quote on are deep: read after a count, and not passed through.
+      shallowOffset: 30,
+    });
+    apps = {
+      passed: await fixtureApp('unused.db', {}, { catalogue }),
+      objects: await fixtureApp('unused.db', {}, { catalogue: objectsOnly(catalogue) }),
+    };
+    const vocab = vocabularyFrom(quotes.length, Math.max(...quotes.map((q) => q.id)), quotes);
+    paths = distinctRequests(vocab, seededRandom(11), 600)
+      .map((r) => r.path)
+      .filter((p) => p.startsWith('/quotes?') || p.startsWith('/api/v1/'));
+    paths.push(
+      '/quotes',
+      '/quotes?fields=quote',
+      '/quotes?fields=source',
+      '/quotes?fields=quote,source&limit=20',
+      '/quotes?fields=author,author_id,work,work_id,category,genre,publish_date&limit=50',
+      '/quotes?fields=quote,source,publish_date,genre,category,work_id,work,author_id,author&limit=50',
+      '/quotes?fields=language,id&limit=7',
+      '/quotes?fields=source,genre&limit=100',
+      '/quotes?author=Zo%C3%AB%20%22Quoted%22%20O%27Brien',
+      '/quotes?genre=tab%09here&fields=quote,author,work,genre',
+      '/api/v1/quotes?genre=plain',
+      '/quotes?author_id=99001&sort=quote_length&order=desc',
+      '/quotes?page=3&limit=10',
+      '/quotes?page=999&limit=100',
+      '/quotes?author=Nobody%20At%20All',
+      '/quotes?q=line',
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(Object.values(apps ?? {}).map((app) => app.close()));
+    await catalogue?.close();
+    try {
+      await built?.remove();
+    } finally {
+      await engine?.stop();
+    }
+  });
+
+  const envelope: JsonEnvelope = { head: '', tail: () => '' };
+  const query = (page: number): ListQuery => ({ filters: {}, sort: [], page, limit: 10, fields: null });
+
+  it('passes a page read forward through as bytes, and gives a deep page as objects', async () => {
+    const listJson = (catalogue as CatalogueIndex).listJson?.bind(catalogue);
+    expect(listJson).toBeDefined();
+    const shallow = await listJson?.(query(1), envelope);
+    expect(Buffer.isBuffer(shallow)).toBe(true);
+    const items = JSON.parse((shallow as Buffer).toString('utf8')) as Quote[];
+    expect(items.map((q) => q.id)).toEqual(
+      quotes
+        .map((q) => q.id)
+        .sort((a, b) => a - b)
+        .slice(0, 10),
+    );
+    // Texts the engine escapes pass through too.
+    const awkward = await listJson?.(
+      {
+        filters: { author_id: [99_001] },
+        sort: [],
+        page: 1,
+        limit: 100,
+        fields: ['id', 'author', 'work', 'genre', 'source', 'quote'],
+      },
+      envelope,
+    );
+    expect(Buffer.isBuffer(awkward)).toBe(true);
+    expect((JSON.parse((awkward as Buffer).toString('utf8')) as Quote[]).map((q) => q.quote)).toEqual(
+      AWKWARD.filter((_text, i) => i % 2 === 0),
+    );
+    const deep = await listJson?.(query(4), envelope);
+    expect(Buffer.isBuffer(deep)).toBe(false);
+    expect(deep).toMatchObject({ total: quotes.length });
+  });
+
+  it('answers every list request with the bytes the serialiser writes', async () => {
+    const { passed, objects } = apps as NonNullable<typeof apps>;
+    expect(paths.length).toBeGreaterThan(300);
+    let ok = 0;
+    for (const path of paths) {
+      const reference = await get(objects, path);
+      const response = await get(passed, path);
+      expect({ path, status: response.statusCode }).toEqual({ path, status: reference.statusCode });
+      expect(response.headers['content-type']).toBe(reference.headers['content-type']);
+      expect(response.headers.etag).toBe(reference.headers.etag);
+      if (response.body !== reference.body) {
+        let at = 0;
+        while (at < response.body.length && response.body[at] === reference.body[at]) at++;
+        const around = (body: string) => body.slice(Math.max(0, at - 40), at + 40);
+        expect({ path, at, got: around(response.body) }).toEqual({ path, at, got: around(reference.body) });
+        expect({ path, length: response.body.length }).toEqual({ path, length: reference.body.length });
+      }
+      if (reference.statusCode === 200) ok++;
+    }
+    expect(ok).toBeGreaterThan(paths.length * 0.9);
+  });
+
+  it('passes a quote read by id through as bytes', async () => {
+    const index = catalogue as CatalogueIndex;
+    for (const quote of awkwardQuotes()) {
+      const written = await index.getJson?.(quote.id, null);
+      expect(Buffer.isBuffer(written)).toBe(true);
+      expect(JSON.parse((written as Buffer).toString('utf8'))).toEqual(quote);
+    }
+    expect(await index.getJson?.(123_456_789, null)).toBeNull();
+  });
+
+  it('answers every quote by id with the bytes the serialiser writes', async () => {
+    const { passed, objects } = apps as NonNullable<typeof apps>;
+    const projections = ['', '?fields=quote', '?fields=id,genre,quote', '?fields=language,id,source'];
+    let ok = 0;
+    for (const id of [...quotes.map((q) => q.id), 123_456_789]) {
+      for (const fields of projections) {
+        const path = `/quotes/${id}${fields}`;
+        const reference = await get(objects, path);
+        const response = await get(passed, path);
+        expect({ path, status: response.statusCode }).toEqual({ path, status: reference.statusCode });
+        expect(response.headers['content-type']).toBe(reference.headers['content-type']);
+        expect(response.headers.etag).toBe(reference.headers.etag);
+        expect({ path, body: response.body }).toEqual({ path, body: reference.body });
+        if (reference.statusCode === 200) ok++;
+      }
+    }
+    expect(ok).toBe(quotes.length * projections.length);
+  });
+
+  it('writes escaped texts that parse back to the stored quotes', async () => {
+    const response = await get(
+      (apps as NonNullable<typeof apps>).passed,
+      '/quotes?author_id=99001&limit=100&fields=id,author,work,genre,source,quote',
+    );
+    expect(response.statusCode).toBe(200);
+    const items = (response.json() as { items: Quote[] }).items;
+    const stored = awkwardQuotes().filter((q) => q.author_id === 99_001);
+    expect(items).toEqual(
+      stored.map((q) => ({
+        id: q.id,
+        author: q.author,
+        work: q.work,
+        genre: q.genre,
+        source: q.source,
+        quote: q.quote,
+      })),
+    );
+  });
+});
