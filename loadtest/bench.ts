@@ -250,40 +250,24 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     const byKind: Partial<Record<MixKind, LoadResult>> = {};
     for (const kind of MIX_KINDS) {
       const paths = mixPaths(vocab, random, options.quick ? 1000 : 20_000, kind);
-      byKind[kind] = await measure({
+      byKind[kind] = await measureAlone(`mix kind ${kind}`, paths, options, 4, {
         baseUrl: service.url,
-        paths,
         headers: auth,
-        connections: options.connections,
-        duration: Math.max(1, Math.round(options.duration / 4)),
-        amount: options.quick ? 200 : undefined,
       });
-      log(summary(`  mix kind ${kind}`, byKind[kind]));
     }
     // Range filters, several random quotes and the quote of the day, each kind alone.
     const features: Partial<Record<FeatureKind, LoadResult>> = {};
     for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 1000 : 20_000))) {
-      features[kind as FeatureKind] = await measure({
+      features[kind as FeatureKind] = await measureAlone(kind, paths, options, 4, {
         baseUrl: service.url,
-        paths,
         headers: auth,
-        connections: options.connections,
-        duration: Math.max(1, Math.round(options.duration / 4)),
-        amount: options.quick ? 200 : undefined,
       });
-      log(summary(`  ${kind}`, features[kind as FeatureKind] as LoadResult));
     }
     log(memoryLine(service.child.pid, 'each kind of the mix'));
-    const facets = facetPaths(random, options.quick ? 300 : FACET_REQUESTS);
-    const facetRun = await measure({
+    const facetRun = await measureFacets(facetPaths(random, options.quick ? 300 : FACET_REQUESTS), options, {
       baseUrl: service.url,
-      paths: facets,
       headers: auth,
-      connections: options.connections,
-      duration: 0,
-      amount: facets.length,
     });
-    log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
     const authors = await measureAuthors(random, options, { baseUrl: service.url, headers: auth });
     const search = await measureSearch(catalogue.file, random, options, {
       baseUrl: service.url,
@@ -685,18 +669,9 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     }
     // Paths are drawn whatever --only chooses, so that a run measures the same requests alone as in all.
     const facets = facetPaths(random, options.quick ? 300 : FACET_REQUESTS);
-    let facetRun: LoadResult | undefined;
-    if (want('facets')) {
-      facetRun = await measure({
-        baseUrl: service.url,
-        paths: facets,
-        headers: auth,
-        connections: options.connections,
-        duration: 0,
-        amount: facets.length,
-      });
-      log(summary(`unfiltered facets (${facets.length} distinct requests)`, facetRun));
-    }
+    const facetRun = want('facets')
+      ? await measureFacets(facets, options, { baseUrl: service.url, headers: auth })
+      : undefined;
     const authors = want('authors')
       ? await measureAuthors(random, options, { baseUrl: service.url, headers: auth })
       : undefined;
@@ -751,14 +726,10 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     };
     for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 500 : 5_000))) {
       if (!want(runOf[kind as FeatureKind])) continue;
-      features[kind as FeatureKind] = await measure({
+      features[kind as FeatureKind] = await measureAlone(kind, paths, options, 2, {
         baseUrl: service.url,
-        paths,
         headers: auth,
-        connections: options.connections,
-        duration: Math.max(1, Math.round(options.duration / 2)),
       });
-      log(summary(`  ${kind}`, features[kind as FeatureKind] as LoadResult));
     }
     const peakRssBytes = engineMemory.peak() ?? null;
     engineMemory.stop();
@@ -843,6 +814,45 @@ async function main(args: readonly string[]): Promise<number> {
 }
 
 process.exitCode = await main(process.argv.slice(2));
+
+/**
+ * One kind of request alone (a kind of the mix; ranges, several random quotes, today) for a
+ * share of the run's duration (`1 / share`); `--quick` sends 200 requests instead.
+ */
+async function measureAlone(
+  label: string,
+  paths: string[],
+  options: BenchOptions,
+  share: number,
+  target: { baseUrl: string; headers: Record<string, string> },
+): Promise<LoadResult> {
+  const run = await measure({
+    ...target,
+    paths,
+    connections: options.connections,
+    duration: Math.max(1, Math.round(options.duration / share)),
+    amount: options.quick ? 200 : undefined,
+  });
+  log(summary(`  ${label}`, run));
+  return run;
+}
+
+/** The unfiltered facets, each path asked once so that none comes from the cache of answers. */
+async function measureFacets(
+  paths: string[],
+  options: BenchOptions,
+  target: { baseUrl: string; headers: Record<string, string> },
+): Promise<LoadResult> {
+  const run = await measure({
+    ...target,
+    paths,
+    connections: options.connections,
+    duration: 0,
+    amount: paths.length,
+  });
+  log(summary(`unfiltered facets (${paths.length} distinct requests)`, run));
+  return run;
+}
 
 /**
  * `/authors?sort=quote_count&order=desc` (distinct pages and sizes, none answered from the cache

@@ -46,6 +46,7 @@ import {
 import {
   BITMAP_SHARE,
   bitmapWords,
+  ordsOf,
   TEXT_WORD_BITMAP,
   TEXT_WORD_ORDS,
   TEXT_WORD_START,
@@ -390,18 +391,7 @@ class TextPostings {
   #arrivals(code: number): Int32Array {
     const list = this.#lists[code];
     if (list !== null && list !== undefined) return list.values();
-    const bits = this.#bitmaps[code] as Int32Array;
-    const out = new Int32Array(this.#counts[code] as number);
-    let found = 0;
-    for (let i = 0; i < bits.length; i++) {
-      let x = bits[i] as number;
-      while (x !== 0) {
-        const low = x & -x;
-        out[found++] = (i << 5) | (31 - Math.clz32(low));
-        x ^= low;
-      }
-    }
-    return out;
+    return ordsOf(this.#bitmaps[code] as Int32Array, this.#counts[code] as number);
   }
 
   #grow(needed: number): void {
