@@ -250,18 +250,24 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     const byKind: Partial<Record<MixKind, LoadResult>> = {};
     for (const kind of MIX_KINDS) {
       const paths = mixPaths(vocab, random, options.quick ? 1000 : 20_000, kind);
-      byKind[kind] = await measureAlone(`mix kind ${kind}`, paths, options, 4, {
-        baseUrl: service.url,
-        headers: auth,
-      });
+      byKind[kind] = await measureAlone(
+        `  mix kind ${kind}`,
+        paths,
+        options,
+        { baseUrl: service.url, headers: auth },
+        shareOf(options, 4),
+      );
     }
     // Range filters, several random quotes and the quote of the day, each kind alone.
     const features: Partial<Record<FeatureKind, LoadResult>> = {};
     for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 1000 : 20_000))) {
-      features[kind as FeatureKind] = await measureAlone(kind, paths, options, 4, {
-        baseUrl: service.url,
-        headers: auth,
-      });
+      features[kind as FeatureKind] = await measureAlone(
+        `  ${kind}`,
+        paths,
+        options,
+        { baseUrl: service.url, headers: auth },
+        shareOf(options, 4),
+      );
     }
     log(memoryLine(service.child.pid, 'each kind of the mix'));
     const facetRun = await measureFacets(facetPaths(random, options.quick ? 300 : FACET_REQUESTS), options, {
@@ -726,10 +732,13 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     };
     for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 500 : 5_000))) {
       if (!want(runOf[kind as FeatureKind])) continue;
-      features[kind as FeatureKind] = await measureAlone(kind, paths, options, 2, {
-        baseUrl: service.url,
-        headers: auth,
-      });
+      features[kind as FeatureKind] = await measureAlone(
+        `  ${kind}`,
+        paths,
+        options,
+        { baseUrl: service.url, headers: auth },
+        shareOf(options, 2),
+      );
     }
     const peakRssBytes = engineMemory.peak() ?? null;
     engineMemory.stop();
@@ -815,43 +824,35 @@ async function main(args: readonly string[]): Promise<number> {
 
 process.exitCode = await main(process.argv.slice(2));
 
-/**
- * One kind of request alone (a kind of the mix; ranges, several random quotes, today) for a
- * share of the run's duration (`1 / share`); `--quick` sends 200 requests instead.
- */
+/** One kind of request alone, logged under `label`. */
 async function measureAlone(
   label: string,
   paths: string[],
   options: BenchOptions,
-  share: number,
   target: { baseUrl: string; headers: Record<string, string> },
+  limit: { duration: number; amount?: number },
 ): Promise<LoadResult> {
-  const run = await measure({
-    ...target,
-    paths,
-    connections: options.connections,
-    duration: Math.max(1, Math.round(options.duration / share)),
-    amount: options.quick ? 200 : undefined,
-  });
-  log(summary(`  ${label}`, run));
+  const run = await measure({ ...target, paths, connections: options.connections, ...limit });
+  log(summary(label, run));
   return run;
 }
 
+/** A share (`1 / share`) of the run's duration; `--quick` sends 200 requests instead. */
+function shareOf(options: BenchOptions, share: number): { duration: number; amount?: number } {
+  return {
+    duration: Math.max(1, Math.round(options.duration / share)),
+    amount: options.quick ? 200 : undefined,
+  };
+}
+
 /** The unfiltered facets, each path asked once so that none comes from the cache of answers. */
-async function measureFacets(
+function measureFacets(
   paths: string[],
   options: BenchOptions,
   target: { baseUrl: string; headers: Record<string, string> },
 ): Promise<LoadResult> {
-  const run = await measure({
-    ...target,
-    paths,
-    connections: options.connections,
-    duration: 0,
-    amount: paths.length,
-  });
-  log(summary(`unfiltered facets (${paths.length} distinct requests)`, run));
-  return run;
+  const label = `unfiltered facets (${paths.length} distinct requests)`;
+  return measureAlone(label, paths, options, target, { duration: 0, amount: paths.length });
 }
 
 /**

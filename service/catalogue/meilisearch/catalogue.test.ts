@@ -769,15 +769,13 @@ describe('the read protocol', () => {
       return { status: 200, json: fetched(results, matches.length, body.offset, body.limit) };
     });
 
+  /** Every page planned as a deep one, with the id ranges of the adapter's defaults. */
+  const openDeep = (host: string) =>
+    openMeiliCatalogue({ host, apiKey: 'k', index: 'quotes', timeoutMs: 2_000, shallowOffset: 0 });
+
   it('reads a deep unfiltered page in id order as its range of ids when the ids have no gap', async () => {
     engine = await catalogueOfIds([5, 6, 7, 8, 9, 10, 11]);
-    const index = openMeiliCatalogue({
-      host: engine.host,
-      apiKey: 'k',
-      index: 'quotes',
-      timeoutMs: 2_000,
-      shallowOffset: 0,
-    });
+    const index = openDeep(engine.host);
     const page = (p: number, limit: number, direction?: 'asc' | 'desc') =>
       index.list({
         filters: {},
@@ -803,13 +801,7 @@ describe('the read protocol', () => {
 
   it('reads deep pages the counted way when the ids have a gap', async () => {
     engine = await catalogueOfIds([5, 6, 8, 9]);
-    const index = openMeiliCatalogue({
-      host: engine.host,
-      apiKey: 'k',
-      index: 'quotes',
-      timeoutMs: 2_000,
-      shallowOffset: 0,
-    });
+    const index = openDeep(engine.host);
     const result = await index.list({ filters: {}, sort: [], page: 2, limit: 2, fields: ['id'] });
     expect(result).toEqual({ items: [{ id: 8 }, { id: 9 }], total: 4 });
     const filters = engine.requests.map((r) => (r.body as { filter?: string } | undefined)?.filter);
