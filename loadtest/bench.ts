@@ -551,28 +551,31 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     // More distinct paths than a run can use: a path asked twice would come from the answer cache.
     const mix = mixPaths(vocab, random, options.quick ? 2_000 : 30_000);
     const load = { connections: options.connections, duration: options.duration };
-    async function measureMix() {
-      // The engine requests behind each answer, recorded by a second service pointed at a proxy.
+    /**
+     * The engine requests behind the answers to `paths`, recorded by a second service pointed at
+     * a proxy of the engine (on its own copies of the paths: the runs measured afterwards are not
+     * answered from its cache).
+     */
+    async function recordEngineRequests(name: string, paths: string[]) {
       const recorder = await startRecorder(engine.url);
-      const recording = await startService(
-        'service (recording)',
-        join(work, 'unused.db'),
-        meiliEnv(recorder.url),
-      );
+      const recording = await startService(name, join(work, 'unused.db'), meiliEnv(recorder.url));
       recorder.requests.length = 0;
-      const recorded = await measure({
+      const answered = await measure({
         baseUrl: recording.url,
-        paths: mix,
+        paths,
         headers: auth,
         connections: 8,
         duration: 0,
-        amount: mix.length,
+        amount: paths.length,
       });
       await recording.child.stop();
       await recorder.close();
-      const requests = [...recorder.requests];
-      const requestsPerAnswer = requests.length / recorded.requests;
-      log(`recorded ${requests.length} engine requests for ${recorded.requests} answers`);
+      return { requests: [...recorder.requests], answers: answered.requests };
+    }
+    async function measureMix() {
+      const { requests, answers } = await recordEngineRequests('service (recording)', mix);
+      const requestsPerAnswer = requests.length / answers;
+      log(`recorded ${requests.length} engine requests for ${answers} answers`);
 
       // CPU per answer of each process: where the time of a slow run goes.
       const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
@@ -690,25 +693,10 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
         options,
         { baseUrl: service.url, headers: auth },
         async (paths) => {
-          // The engine requests behind the searches, recorded by a second service through a proxy
-          // on its own copies of the paths (the searches measured are not answered from a cache).
-          const searchRecorder = await startRecorder(engine.url);
-          const recordingSearch = await startService(
+          const { requests: engineRequests, answers } = await recordEngineRequests(
             'service (recording q)',
-            join(work, 'unused.db'),
-            meiliEnv(searchRecorder.url),
-          );
-          const answered = await measure({
-            baseUrl: recordingSearch.url,
             paths,
-            headers: auth,
-            connections: 8,
-            duration: 0,
-            amount: paths.length,
-          });
-          await recordingSearch.child.stop();
-          await searchRecorder.close();
-          const engineRequests = [...searchRecorder.requests];
+          );
           const replayed = await measure({
             baseUrl: engine.url,
             paths: engineRequests,
@@ -721,7 +709,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
               replayed,
             ),
           );
-          return { replay: replayed, requestsPerAnswer: engineRequests.length / answered.requests };
+          return { replay: replayed, requestsPerAnswer: engineRequests.length / answers };
         },
       );
     const features: Partial<Record<FeatureKind, LoadResult>> = {};
