@@ -13,53 +13,13 @@ import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
 import { openMeiliCatalogue } from '../catalogue/meilisearch/catalogue.ts';
 import type { CatalogueIndex, JsonEnvelope, ListQuery, Quote } from '../catalogue/port.ts';
 import { fixtureApp, get } from '../test-app.ts';
+import { AWKWARD, awkwardQuotes, objectsOnly } from '../test-support/json-paths.ts';
 import { buildMeiliCatalogue, type MeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
 
 const SUITE = 'list answers passed through';
 const source = await meiliEngineSource(inject('containerRuntime'));
 if ('skip' in source) announceSkip(SUITE, source.skip);
-
-/** Texts that JSON must escape, and characters that UTF-8 writes in 2, 3 and 4 bytes. */
-const AWKWARD: readonly string[] = [
-  'She said "no" and left.',
-  'A back\\slash, a tab\there and a new\nline.',
-  'Control \u0001 and \u001f, backspace \b, form feed \f, return \r, delete \u007f.',
-  'Line separator \u2028 and paragraph separator \u2029.',
-  'Ünïcödé “curly” — and a clef 𝄞 and an emoji 🙂.',
-  '</script><script>alert(1)</script> and },{"id":1} and ],"offset":0',
-];
-
-function awkwardQuotes(): Quote[] {
-  const base = FIXTURE_QUOTES.at(-1) as Quote;
-  return AWKWARD.map((text, i) => ({
-    ...base,
-    id: base.id + 1000 + i,
-    author: i % 2 === 0 ? 'Zoë "Quoted" O\'Brien' : base.author,
-    author_id: i % 2 === 0 ? 99_001 : base.author_id,
-    work: i % 2 === 0 ? 'Back\\slash: “A” Work' : base.work,
-    work_id: i % 2 === 0 ? 99_002 : base.work_id,
-    genre: ['tab\there', 'plain'],
-    source: `https://example.org/q/${i}?a="b"`,
-    quote: text,
-    quote_length: Array.from(text).length,
-  }));
-}
-
-/** The same catalogue without `listJson`: answers go through the route's serialiser. */
-function objectsOnly(catalogue: CatalogueIndex): CatalogueIndex {
-  return {
-    kind: catalogue.kind,
-    info: () => catalogue.info(),
-    list: (query) => catalogue.list(query),
-    get: (id, fields) => catalogue.get(id, fields),
-    random: (filters, fields) => catalogue.random(filters, fields),
-    firstMatch: (filters, ids, fields) => catalogue.firstMatch(filters, ids, fields),
-    facets: (query) => catalogue.facets(query),
-    randomSample: (filters, fields, count) => catalogue.randomSample(filters, fields, count),
-    close: async () => {},
-  };
-}
 
 describe.skipIf('skip' in source)('list answers passed through on a real engine', () => {
   const quotes = [...FIXTURE_QUOTES, ...awkwardQuotes()];
@@ -83,7 +43,7 @@ describe.skipIf('skip' in source)('list answers passed through on a real engine'
     });
     apps = {
       passed: await fixtureApp('unused.db', {}, { catalogue }),
-      objects: await fixtureApp('unused.db', {}, { catalogue: objectsOnly(catalogue) }),
+      objects: await fixtureApp('unused.db', {}, { catalogue: objectsOnly(catalogue, async () => {}) }),
     };
     const vocab = vocabularyFrom(quotes.length, Math.max(...quotes.map((q) => q.id)), quotes);
     paths = distinctRequests(vocab, seededRandom(11), 600)

@@ -8,50 +8,10 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
 import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
-import type { CatalogueIndex, Quote } from '../catalogue/port.ts';
+import type { Quote } from '../catalogue/port.ts';
 import { openSqliteCatalogue, type SqliteCatalogue } from '../catalogue/sqlite/catalogue.ts';
 import { buildFixtureCatalogue, type FixtureCatalogue, fixtureApp, get } from '../test-app.ts';
-
-/** Texts that JSON must escape, and characters that UTF-8 writes in 2, 3 and 4 bytes. */
-const AWKWARD: readonly string[] = [
-  'She said "no" and left.',
-  'A back\\slash, a tab\there and a new\nline.',
-  'Control \u0001 and \u001f, delete \u007f.',
-  'Line separator \u2028 and paragraph separator \u2029.',
-  'Ünïcödé “curly” — and a clef 𝄞 and an emoji 🙂.',
-  '</script><script>alert(1)</script>',
-];
-
-function awkwardQuotes(): Quote[] {
-  const base = FIXTURE_QUOTES.at(-1) as Quote;
-  return AWKWARD.map((text, i) => ({
-    ...base,
-    id: base.id + 1000 + i,
-    author: i % 2 === 0 ? 'Zoë "Quoted" O\'Brien' : base.author,
-    author_id: i % 2 === 0 ? 99_001 : base.author_id,
-    work: i % 2 === 0 ? 'Back\\slash: “A” Work' : base.work,
-    work_id: i % 2 === 0 ? 99_002 : base.work_id,
-    genre: ['tab\there', 'plain'],
-    source: `https://example.org/q/${i}?a="b"`,
-    quote: text,
-    quote_length: Array.from(text).length,
-  }));
-}
-
-/** The same catalogue without `listJson`: answers go through the route's serialiser. */
-function objectsOnly(catalogue: CatalogueIndex): CatalogueIndex {
-  return {
-    kind: catalogue.kind,
-    info: () => catalogue.info(),
-    list: (query) => catalogue.list(query),
-    get: (id, fields) => catalogue.get(id, fields),
-    random: (filters, fields) => catalogue.random(filters, fields),
-    firstMatch: (filters, ids, fields) => catalogue.firstMatch(filters, ids, fields),
-    facets: (query) => catalogue.facets(query),
-    randomSample: (filters, fields, count) => catalogue.randomSample(filters, fields, count),
-    close: () => catalogue.close(),
-  };
-}
+import { awkwardQuotes, objectsOnly } from '../test-support/json-paths.ts';
 
 describe('list answers written as bytes', () => {
   const quotes = [...FIXTURE_QUOTES, ...awkwardQuotes()];
