@@ -4,24 +4,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
-import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery } from './port.ts';
+import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from './port.ts';
 import { describeSearch, relevanceQuotes } from './search.suite.ts';
 import { createSqliteBuilder } from './sqlite/builder.ts';
 import { openSqliteCatalogue } from './sqlite/catalogue.ts';
 
-describeSearch(
-  'sqlite',
-  async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-suite-'));
+/**
+ * Catalogue files built from the quotes the suite loads, in the order `arrange` gives them, one
+ * file per catalogue (each index keeps serving the file it opened).
+ */
+function sqliteHarness(prefix: string, arrange: (quotes: Quote[]) => Quote[] = (quotes) => quotes) {
+  return async () => {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
     const opened: CatalogueIndex[] = [];
     let builds = 0;
     return {
-      async load(quotes) {
-        // A file per catalogue: each index keeps serving the file it opened.
+      async load(quotes: Quote[]) {
         const path = join(dir, `quotes-${++builds}.db`);
         const builder = await createSqliteBuilder({ path });
         try {
-          for (let i = 0; i < quotes.length; i += 250) await builder.add(quotes.slice(i, i + 250));
+          const arrived = arrange(quotes);
+          for (let i = 0; i < arrived.length; i += 250) await builder.add(arrived.slice(i, i + 250));
           await builder.commit();
         } catch (error) {
           await builder.abort();
@@ -36,40 +39,16 @@ describeSearch(
         await rm(dir, { recursive: true, force: true });
       },
     };
-  },
-  { phraseFirst: true },
-);
+  };
+}
+
+describeSearch('sqlite', sqliteHarness('quotes-search-suite-'), { phraseFirst: true });
 
 // The same suite on files whose quotes arrived in reverse id order: the word index of the texts
 // is built by arrival and must still list the quotes by id.
 describeSearch(
   'sqlite, quotes added in reverse id order',
-  async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-reversed-'));
-    const opened: CatalogueIndex[] = [];
-    let builds = 0;
-    return {
-      async load(quotes) {
-        const path = join(dir, `quotes-${++builds}.db`);
-        const builder = await createSqliteBuilder({ path });
-        try {
-          const reversed = [...quotes].sort((a, b) => b.id - a.id);
-          for (let i = 0; i < reversed.length; i += 250) await builder.add(reversed.slice(i, i + 250));
-          await builder.commit();
-        } catch (error) {
-          await builder.abort();
-          throw error;
-        }
-        const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
-        opened.push(index);
-        return index;
-      },
-      async teardown() {
-        for (const index of opened) await index.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  },
+  sqliteHarness('quotes-search-reversed-', (quotes) => [...quotes].sort((a, b) => b.id - a.id)),
   { phraseFirst: true },
 );
 
