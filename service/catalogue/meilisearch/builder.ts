@@ -236,8 +236,7 @@ class MeiliBuilder implements CatalogueBuilder {
   async commit(): Promise<CatalogueInfo> {
     this.#assertOpen();
     this.#finished = true;
-    await this.#flush();
-    while (this.#inFlight.length > 0) await this.#awaitOldest();
+    await this.#drain();
     const stats = await this.#call(`read the stats of ${this.#buildUid}`, () => this.#build.getStats());
     if (stats.numberOfDocuments !== this.#count) {
       throw new Error(
@@ -461,6 +460,12 @@ class MeiliBuilder implements CatalogueBuilder {
     throw refused(what, message, code);
   }
 
+  /** Sends the batch being gathered and waits until every document task sent has succeeded. */
+  async #drain(): Promise<void> {
+    await this.#flush();
+    while (this.#inFlight.length > 0) await this.#awaitOldest();
+  }
+
   async #awaitOldest(): Promise<void> {
     const task = this.#inFlight[0];
     if (task === undefined) return;
@@ -559,8 +564,7 @@ class MeiliBuilder implements CatalogueBuilder {
       const expected = kind === 'authors' ? this.#directory.authorCount : this.#directory.workCount;
       this.#target = uid;
       for (const document of documents) await this.#push(JSON.stringify(document));
-      await this.#flush();
-      while (this.#inFlight.length > 0) await this.#awaitOldest();
+      await this.#drain();
       const stats = await this.#call(`read the stats of ${uid}`, () => index.getStats());
       if (stats.numberOfDocuments !== expected) {
         throw new Error(
