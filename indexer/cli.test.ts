@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES, syntheticQuotes } from '../service/catalogue/fixtures.ts';
+import { FIXTURE_QUOTES, syntheticQuotes } from '../service/test-support/fixtures.ts';
 import { byId, dataRecord, filesIn, readCatalogue, writeDataFile } from './test-files.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

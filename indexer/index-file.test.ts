@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES, syntheticQuotes } from '../service/catalogue/fixtures.ts';
 import type { CatalogueLogger, Quote } from '../service/catalogue/port.ts';
 import { type Config, loadConfig } from '../service/config.ts';
+import { FIXTURE_QUOTES, syntheticQuotes } from '../service/test-support/fixtures.ts';
 import {
   BATCH_SIZE,
   IndexAbortedError,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { syntheticQuotes } from '../service/catalogue/fixtures.ts';
+import { syntheticQuotes } from '../service/test-support/fixtures.ts';
 import { QualityChecker } from './quality.ts';
 
 describe('data-quality checks', () => {

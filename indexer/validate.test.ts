@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES } from '../service/catalogue/fixtures.ts';
 import type { Quote } from '../service/catalogue/port.ts';
+import { FIXTURE_QUOTES } from '../service/test-support/fixtures.ts';
 import { type Problem, Validator } from './validate.ts';
 
 /** A valid record as a data file holds it (no quote_length: the indexer computes it). */

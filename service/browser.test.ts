@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
 import { words } from './catalogue/port.ts';
 import { buildFixtureCatalogue, type FixtureCatalogue, fixtureApp } from './test-app.ts';
+import { FIXTURE_QUOTES } from './test-support/fixtures.ts';
 import { announceSkip, announceUsing, type Requirement } from './test-support/suites.ts';
 
 const QUERY = 'q=kierk&sort=id&limit=2';

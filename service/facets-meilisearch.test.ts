@@ -4,11 +4,11 @@
  * indexer's key and read with the service's key.
  */
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
 import { createMeiliBuilder } from './catalogue/meilisearch/builder.ts';
 import type { Quote } from './catalogue/port.ts';
 import { describeFacets } from './facets.suite.ts';
 import { buildFixtureCatalogue, fixtureApp, get } from './test-app.ts';
+import { FIXTURE_QUOTES } from './test-support/fixtures.ts';
 import { buildMeiliCatalogue } from './test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 

@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
 import { FILTER_NAMES, QUOTE_FIELDS, SORT_FIELDS } from './catalogue/port.ts';
 import { buildFixtureCatalogue, errorOf, fixtureApp, get } from './test-app.ts';
+import { FIXTURE_QUOTES } from './test-support/fixtures.ts';
 import { buildMeiliCatalogue } from './test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 

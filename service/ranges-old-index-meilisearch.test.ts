@@ -5,8 +5,8 @@
  */
 import { Meilisearch } from 'meilisearch';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
 import { fixtureApp, get } from './test-app.ts';
+import { FIXTURE_QUOTES } from './test-support/fixtures.ts';
 import { buildMeiliCatalogue } from './test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 

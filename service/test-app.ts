@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { type AppDeps, buildApp } from './app.ts';
-import { FIXTURE_QUOTES } from './catalogue/fixtures.ts';
 import {
   type Filters,
   matches,
@@ -19,6 +18,7 @@ import {
 } from './catalogue/port.ts';
 import { createSqliteBuilder } from './catalogue/sqlite/builder.ts';
 import { loadConfig } from './config.ts';
+import { FIXTURE_QUOTES } from './test-support/fixtures.ts';
 import { compareQuotes } from './test-support/reference.ts';
 
 /** The header that skips authentication under the default AUTH_BYPASS=allow. */

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generateQuotes } from '../../indexer/generate.ts';
-import { FIXTURE_QUOTES } from '../../service/catalogue/fixtures.ts';
 import {
   codePointLength,
   FILTER_NAMES,
@@ -12,6 +11,7 @@ import {
   type RawFilters,
   SORT_FIELDS,
 } from '../../service/catalogue/port.ts';
+import { FIXTURE_QUOTES } from '../../service/test-support/fixtures.ts';
 import {
   distinctRequests,
   likeValue,

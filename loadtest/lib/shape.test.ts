@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES } from '../../service/catalogue/fixtures.ts';
+import { FIXTURE_QUOTES } from '../../service/test-support/fixtures.ts';
 import { isErrorBody, isQuote, isQuotesResponse, isV1Response, parseJson, requestedFields } from './shape.ts';
 
 const quote = { ...(FIXTURE_QUOTES[0] as object) } as Record<string, unknown>;

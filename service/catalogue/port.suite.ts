@@ -8,9 +8,9 @@
  * Nothing here knows about a particular engine: backends differ only in their harness.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
 import { compareQuotes, project } from '../test-support/reference.ts';
 import { SKIP_TAG } from '../test-support/suites.ts';
-import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   type CatalogueIndex,
   type Filters,

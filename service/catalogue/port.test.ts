@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
 import { compareQuotes, project } from '../test-support/reference.ts';
-import { FIXTURE_QUOTES } from './fixtures.ts';
 import {
   codePointLength,
   compareCodePoints,

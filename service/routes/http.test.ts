@@ -497,7 +497,7 @@ describe('live catalogue', () => {
       expect(errorOf(await get(live, '/quotes')).error).toBe('service_unavailable');
       expect((await live.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
 
-      const { FIXTURE_QUOTES } = await import('../catalogue/fixtures.ts');
+      const { FIXTURE_QUOTES } = await import('../test-support/fixtures.ts');
       const { createSqliteBuilder } = await import('../catalogue/sqlite/builder.ts');
       const write = async (count: number) => {
         const builder = await createSqliteBuilder({ path });

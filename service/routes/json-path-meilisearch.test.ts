@@ -9,10 +9,10 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
-import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
 import { openMeiliCatalogue } from '../catalogue/meilisearch/catalogue.ts';
 import type { CatalogueIndex, JsonEnvelope, ListQuery, Quote } from '../catalogue/port.ts';
 import { fixtureApp, get } from '../test-app.ts';
+import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
 import { AWKWARD, awkwardQuotes, objectsOnly } from '../test-support/json-paths.ts';
 import { buildMeiliCatalogue, type MeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';

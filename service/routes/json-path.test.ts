@@ -7,10 +7,10 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
-import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
 import type { Quote } from '../catalogue/port.ts';
 import { openSqliteCatalogue, type SqliteCatalogue } from '../catalogue/sqlite/catalogue.ts';
 import { buildFixtureCatalogue, type FixtureCatalogue, fixtureApp, get } from '../test-app.ts';
+import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
 import { awkwardQuotes, objectsOnly } from '../test-support/json-paths.ts';
 
 describe('list answers written as bytes', () => {

@@ -1,7 +1,6 @@
 /** `GET /quotes` over the real SQLite backend: every row of docs/api.md#listing-quotes. */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
 import { QUOTE_FIELDS, type Quote, type RawFilters, type SortKey } from '../catalogue/port.ts';
 import {
   buildFixtureCatalogue,
@@ -11,6 +10,7 @@ import {
   fixtureApp,
   get,
 } from '../test-app.ts';
+import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
 
 let catalogue: FixtureCatalogue;
 let app: FastifyInstance;

@@ -4,7 +4,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
 import type { Quote } from '../catalogue/port.ts';
 import {
   buildFixtureCatalogue,
@@ -14,6 +13,7 @@ import {
   fixtureApp,
   get,
 } from '../test-app.ts';
+import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
 
 let catalogue: FixtureCatalogue;
 let app: FastifyInstance;

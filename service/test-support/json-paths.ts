@@ -3,8 +3,9 @@
  * texts JSON must escape, and a catalogue that answers only as objects, for the route's own
  * serialiser to write the bytes the other path must match.
  */
-import { FIXTURE_QUOTES } from '../catalogue/fixtures.ts';
+
 import type { CatalogueIndex, Quote } from '../catalogue/port.ts';
+import { FIXTURE_QUOTES } from './fixtures.ts';
 
 /**
  * Texts that JSON must escape, characters that UTF-8 writes in 2, 3 and 4 bytes, and text that

@@ -4,7 +4,7 @@
  * engine's own answers are compared on a real engine in `routes/json-path-meilisearch.test.ts`.
  */
 import { describe, expect, it } from 'vitest';
-import { FIXTURE_QUOTES } from '../fixtures.ts';
+import { FIXTURE_QUOTES } from '../../test-support/fixtures.ts';
 import { QUOTE_FIELDS, type Quote, type QuoteField } from '../port.ts';
 import { isRawDocument, rawPage } from './json.ts';
 

@@ -16,9 +16,9 @@ import { fileURLToPath } from 'node:url';
 import type { IndexSwap, Settings } from 'meilisearch';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.ts';
+import { FIXTURE_QUOTES } from '../../test-support/fixtures.ts';
 import { compareQuotes } from '../../test-support/reference.ts';
 import { SKIP_TAG } from '../../test-support/suites.ts';
-import { FIXTURE_QUOTES } from '../fixtures.ts';
 import {
   fold,
   type ListQuery,

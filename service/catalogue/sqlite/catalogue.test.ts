@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FIXTURE_QUOTES, syntheticQuotes } from '../../test-support/fixtures.ts';
 import { compareQuotes, project } from '../../test-support/reference.ts';
 import type { Directory } from '../authors.ts';
-import { FIXTURE_QUOTES, syntheticQuotes } from '../fixtures.ts';
 import { type CatalogueHarness, describeCatalogueBehaviour } from '../port.suite.ts';
 import {
   type CatalogueIndex,
@@ -780,7 +780,7 @@ describe('sqlite catalogue', () => {
           path,
           rounds,
           builderUrl: new URL('./builder.ts', import.meta.url).href,
-          fixturesUrl: new URL('../fixtures.ts', import.meta.url).href,
+          fixturesUrl: new URL('../../test-support/fixtures.ts', import.meta.url).href,
         },
       },
     );

@@ -17,7 +17,7 @@
  * author_id / work_id follow docs/api.md#the-quote: one author_id per name and one name per id; one
  * work_id per (work, author).
  */
-import { codePointLength, type Quote } from './port.ts';
+import { codePointLength, type Quote } from '../catalogue/port.ts';
 
 interface Author {
   id: number;
