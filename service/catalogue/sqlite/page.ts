@@ -263,13 +263,34 @@ export class PageReader {
       this.ords(this.#gather(set.profiles, set.total), false, keys, from, count, out);
       return;
     }
-    // Walk the runs in order, keeping the matches of those the page falls in.
     const { epoch } = this.#index.markProfiles(set.profiles);
+    this.markedByLength(epoch, 0, lengths, desc, rest, from, count, out);
+  }
+
+  /**
+   * Appends the ords at [from, from + count) of the quotes of the profiles marked with `epoch`
+   * whose length ranks are in [lo, hi), by length in the direction asked, then in `rest` order.
+   * Each run of equal length is already in id order, and only the runs the page falls in are
+   * split by `rest`.
+   */
+  markedByLength(
+    epoch: number,
+    lo: number,
+    hi: number,
+    desc: boolean,
+    rest: readonly SortKey[],
+    from: number,
+    count: number,
+    out: number[],
+  ): void {
+    const want = from + count;
+    const order = this.#c.length_order;
+    const runs = this.#index.lengthCumulative();
     const mark = this.#index.mark;
     const profileOf = this.#c.profile;
     let seen = 0;
-    for (let k = 0; k < lengths && seen < want; k++) {
-      const r = desc ? lengths - 1 - k : k;
+    for (let k = 0; k < hi - lo && seen < want; k++) {
+      const r = desc ? hi - 1 - k : lo + k;
       const members: number[] = [];
       for (let i = runs[r] as number; i < (runs[r + 1] as number); i++) {
         const ord = order[i] as number;

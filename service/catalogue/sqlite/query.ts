@@ -416,24 +416,7 @@ export class CatalogueColumns {
       }
       return;
     }
-    // Runs of equal length, in the key's direction; each run of length_order is in id order.
-    const order = this.#c.length_order;
-    const runs = this.#lengthCumulative;
-    const rest = sort.slice(1);
-    for (let k = 0; k < hi - lo && seen < want; k++) {
-      const r = desc ? hi - 1 - k : lo + k;
-      const members: number[] = [];
-      for (let i = runs[r] as number; i < (runs[r + 1] as number); i++) {
-        const ord = order[i] as number;
-        if (mark[profileOf[ord] as number] === epoch) members.push(ord);
-      }
-      if (seen + members.length > offset) {
-        const local = Math.max(0, offset - seen);
-        const take = Math.min(members.length - local, want - Math.max(seen, offset));
-        reader.ords(Int32Array.from(members), true, rest, local, take, out);
-      }
-      seen += members.length;
-    }
+    reader.markedByLength(epoch, lo, hi, desc, sort.slice(1), offset, count, out);
   }
 
   /**
