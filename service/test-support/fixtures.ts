@@ -249,7 +249,7 @@ export const FIXTURE_QUOTES: Quote[] = [
     W.pride,
     ['Romance', 'satire'],
     '1813-01-28',
-    'It is a truth universally acknowledged, that a single man in possession of a good fortune, must be in want of a wife.',
+    'It is a truth universally acknowledged, that a single man who is master of a good fortune, must be in want of a wife.',
   ),
   q(
     7,
