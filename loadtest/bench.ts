@@ -66,7 +66,7 @@ import {
 } from './bench/report.ts';
 import { idPaths, mixPaths, sampleVocabulary } from './bench/sample.ts';
 import { type SearchResults, searchPaths } from './bench/search.ts';
-import { MIX_KINDS, type MixKind, seededRandom } from './lib/mix.ts';
+import { MIX_KINDS, seededRandom } from './lib/mix.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const USER = 'bench';
@@ -247,38 +247,30 @@ async function run(options: BenchOptions): Promise<BenchReport> {
     log(summary('by id', idRun));
     log(memoryLine(service.child.pid, 'by id'));
     // Each kind of the mix alone, to tell which one a slow mix owes its latency to.
-    const byKind: Partial<Record<MixKind, LoadResult>> = {};
-    for (const kind of MIX_KINDS) {
-      const paths = mixPaths(vocab, random, options.quick ? 1000 : 20_000, kind);
-      byKind[kind] = await measureAlone(
-        `  mix kind ${kind}`,
-        paths,
-        options,
-        { baseUrl: service.url, headers: auth },
-        shareOf(options, 4),
-      );
-    }
+    const target = { baseUrl: service.url, headers: auth };
+    const byKind = await measureEachAlone(
+      MIX_KINDS.map((kind) => [kind, mixPaths(vocab, random, options.quick ? 1000 : 20_000, kind)] as const),
+      (kind) => `  mix kind ${kind}`,
+      options,
+      target,
+      4,
+    );
     // Range filters, several random quotes and the quote of the day, each kind alone.
-    const features: Partial<Record<FeatureKind, LoadResult>> = {};
-    for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 1000 : 20_000))) {
-      features[kind as FeatureKind] = await measureAlone(
-        `  ${kind}`,
-        paths,
-        options,
-        { baseUrl: service.url, headers: auth },
-        shareOf(options, 4),
-      );
-    }
+    const features = await measureEachAlone(
+      featureEntries(random, options.quick ? 1000 : 20_000),
+      (kind) => `  ${kind}`,
+      options,
+      target,
+      4,
+    );
     log(memoryLine(service.child.pid, 'each kind of the mix'));
-    const facetRun = await measureFacets(facetPaths(random, options.quick ? 300 : FACET_REQUESTS), options, {
-      baseUrl: service.url,
-      headers: auth,
-    });
-    const authors = await measureAuthors(random, options, { baseUrl: service.url, headers: auth });
-    const search = await measureSearch(catalogue.file, random, options, {
-      baseUrl: service.url,
-      headers: auth,
-    });
+    const facetRun = await measureFacets(
+      facetPaths(random, options.quick ? 300 : FACET_REQUESTS),
+      options,
+      target,
+    );
+    const authors = await measureAuthors(random, options, target);
+    const search = await measureSearch(catalogue.file, random, options, target);
     log(memoryLine(service.child.pid, 'full-text search'));
     const peakRssBytes = memory.peak() ?? null;
     memory.stop();
@@ -712,22 +704,18 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
           return { replay: replayed, requestsPerAnswer: engineRequests.length / answers };
         },
       );
-    const features: Partial<Record<FeatureKind, LoadResult>> = {};
     const runOf: Record<FeatureKind, MeiliRun> = {
       ranges: 'ranges',
       'random count=50': 'random-count',
       today: 'today',
     };
-    for (const [kind, paths] of Object.entries(featurePaths(random, options.quick ? 500 : 5_000))) {
-      if (!want(runOf[kind as FeatureKind])) continue;
-      features[kind as FeatureKind] = await measureAlone(
-        `  ${kind}`,
-        paths,
-        options,
-        { baseUrl: service.url, headers: auth },
-        shareOf(options, 2),
-      );
-    }
+    const features = await measureEachAlone(
+      featureEntries(random, options.quick ? 500 : 5_000).filter(([kind]) => want(runOf[kind])),
+      (kind) => `  ${kind}`,
+      options,
+      { baseUrl: service.url, headers: auth },
+      2,
+    );
     const peakRssBytes = engineMemory.peak() ?? null;
     engineMemory.stop();
 
@@ -823,6 +811,25 @@ async function measureAlone(
   const run = await measure({ ...target, paths, connections: options.connections, ...limit });
   log(summary(label, run));
   return run;
+}
+
+/** Each kind of request alone, in turn, for a share (`1 / share`) of the run's duration each. */
+async function measureEachAlone<K extends string>(
+  kinds: readonly (readonly [K, string[]])[],
+  label: (kind: K) => string,
+  options: BenchOptions,
+  target: { baseUrl: string; headers: Record<string, string> },
+  share: number,
+): Promise<Partial<Record<K, LoadResult>>> {
+  const results: Partial<Record<K, LoadResult>> = {};
+  for (const [kind, paths] of kinds)
+    results[kind] = await measureAlone(label(kind), paths, options, target, shareOf(options, share));
+  return results;
+}
+
+/** The paths of each feature kind, kind by kind. */
+function featureEntries(random: () => number, count: number): [FeatureKind, string[]][] {
+  return Object.entries(featurePaths(random, count)) as [FeatureKind, string[]][];
 }
 
 /** A share (`1 / share`) of the run's duration; `--quick` sends 200 requests instead. */
