@@ -345,11 +345,7 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       redis,
     };
     const config: BenchConfig = {
-      count: options.count,
-      seed: options.seed,
-      duration: options.duration,
-      connections: options.connections,
-      quick: options.quick,
+      ...runSettings(options),
       mixPaths: mix.length,
       mixRate: options.mixRate,
       idPaths: ids.length,
@@ -741,11 +737,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       machine: machine(),
       config: {
         backend: 'meilisearch',
-        count: options.count,
-        seed: options.seed,
-        duration: options.duration,
-        connections: options.connections,
-        quick: options.quick,
+        ...runSettings(options),
         mixPaths: mix.length,
         idPaths: 0,
       },
@@ -799,6 +791,14 @@ async function main(args: readonly string[]): Promise<number> {
 }
 
 process.exitCode = await main(process.argv.slice(2));
+
+/** The settings of the run that every report records, whichever engine it measured. */
+function runSettings(
+  options: BenchOptions,
+): Pick<BenchConfig, 'count' | 'seed' | 'duration' | 'connections' | 'quick'> {
+  const { count, seed, duration, connections, quick } = options;
+  return { count, seed, duration, connections, quick };
+}
 
 /** One kind of request alone, logged under `label`. */
 async function measureAlone(
@@ -861,33 +861,25 @@ async function measureAuthors(
   target: { baseUrl: string; headers: Record<string, string> },
 ): Promise<{ top: LoadResult; byId: LoadResult }> {
   const authors = catalogueSize(options.count).authors;
+  /** Every path once, logged as `what (n requests, …)`. */
+  const eachOnce = async (what: string, requests: string, paths: string[]) => {
+    const run = await measure({
+      ...target,
+      paths,
+      connections: AUTHORS_CONNECTIONS,
+      duration: 0,
+      amount: paths.length,
+    });
+    log(
+      summary(
+        `${what} (${paths.length} ${requests}, ${AUTHORS_CONNECTIONS} connections; target p99 ${AUTHORS_P99_MS} ms)`,
+        run,
+      ),
+    );
+    return run;
+  };
   const top = topAuthorPaths(random, options.quick ? 300 : 2000, authors);
-  const topRun = await measure({
-    ...target,
-    paths: top,
-    connections: AUTHORS_CONNECTIONS,
-    duration: 0,
-    amount: top.length,
-  });
-  log(
-    summary(
-      `/authors?sort=quote_count&order=desc (${top.length} distinct requests, ${AUTHORS_CONNECTIONS} connections; target p99 ${AUTHORS_P99_MS} ms)`,
-      topRun,
-    ),
-  );
+  const topRun = await eachOnce('/authors?sort=quote_count&order=desc', 'distinct requests', top);
   const ids = authorByIdPaths(random, options.quick ? 300 : 5000, authors);
-  const idRun = await measure({
-    ...target,
-    paths: ids,
-    connections: AUTHORS_CONNECTIONS,
-    duration: 0,
-    amount: ids.length,
-  });
-  log(
-    summary(
-      `/authors/{id} (${ids.length} requests, ${AUTHORS_CONNECTIONS} connections; target p99 ${AUTHORS_P99_MS} ms)`,
-      idRun,
-    ),
-  );
-  return { top: topRun, byId: idRun };
+  return { top: topRun, byId: await eachOnce('/authors/{id}', 'requests', ids) };
 }
