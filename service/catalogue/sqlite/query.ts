@@ -420,30 +420,33 @@ export class CatalogueColumns {
   }
 
   /**
-   * The quotes at positions of [0, total) of a length-range selection, profile by profile and by
-   * length within each: one pass over the profiles for all the positions.
+   * The quotes at positions of [0, total) of a selection: for profiles, profile by profile (and
+   * by length within each, for a length range), in one pass over the profiles for all positions.
    */
-  #lengthOrdsAt(selection: Selection, positions: readonly number[]): number[] {
-    const { lo, hi, counts } = selection.lengths as LengthRange;
-    const profiles = selection.profiles as Int32Array;
-    const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
-    const out = new Array<number>(positions.length);
-    let before = 0;
-    let next = 0;
-    for (let i = 0; i < profiles.length && next < order.length; i++) {
-      const size = counts[i] as number;
-      if ((order[next] as readonly [number, number])[0] < before + size) {
-        const [a] = this.lengthRun(profiles[i] as number, lo, hi);
-        while (next < order.length && (order[next] as readonly [number, number])[0] < before + size) {
-          const [position, slot] = order[next] as readonly [number, number];
-          out[slot] = this.#byLengthOrds[a + position - before] as number;
-          next++;
-        }
-      }
-      before += size;
+  #ordsAt(selection: Selection, positions: number[]): number[] {
+    if (selection.lengths !== undefined) {
+      const { lo, hi, counts } = selection.lengths;
+      const profiles = selection.profiles as Int32Array;
+      return profileOrdsAt(
+        positions,
+        profiles.length,
+        (i) => counts[i] as number,
+        (i) => this.lengthRun(profiles[i] as number, lo, hi)[0],
+        this.#byLengthOrds,
+      );
     }
-    if (next < order.length) throw new Error('a selection total disagrees with its profiles');
-    return out;
+    if (selection.ords !== undefined) return positions.map((p) => selection.ords?.[p] as number);
+    if (selection.profiles === null) return positions;
+    const profiles = selection.profiles;
+    const starts = this.#c.profile_start;
+    const start = (i: number) => starts[profiles[i] as number] as number;
+    return profileOrdsAt(
+      positions,
+      profiles.length,
+      (i) => (starts[(profiles[i] as number) + 1] as number) - start(i),
+      start,
+      this.#c.profile_ords,
+    );
   }
 
   /** Per publish_date rank, the day number of the date's first day; computed on first use. */
@@ -571,20 +574,7 @@ export class CatalogueColumns {
   /** The ord of a quote drawn uniformly among the selection, or null when it is empty. */
   randomOrd(selection: Selection, random: (n: number) => number): number | null {
     if (selection.total === 0) return null;
-    const target = random(selection.total);
-    if (selection.lengths !== undefined) return this.#lengthOrdsAt(selection, [target])[0] as number;
-    if (selection.ords !== undefined) return selection.ords[target] as number;
-    if (selection.profiles === null) return target;
-    // Each quote owns one slot of [0, total): the profile whose run holds the target, then its quote.
-    const starts = this.#c.profile_start;
-    let before = 0;
-    for (const profile of selection.profiles) {
-      const size = (starts[profile + 1] as number) - (starts[profile] as number);
-      if (target < before + size)
-        return this.#c.profile_ords[(starts[profile] as number) + target - before] as number;
-      before += size;
-    }
-    throw new Error('a selection total disagrees with its profiles');
+    return this.#ordsAt(selection, [random(selection.total)])[0] as number;
   }
 
   /**
@@ -657,27 +647,7 @@ export class CatalogueColumns {
    * one: in a single pass over the selection's profiles.
    */
   sampleOrds(selection: Selection, count: number, random: (n: number) => number): number[] {
-    const positions = drawDistinct(selection.total, count, random);
-    if (selection.lengths !== undefined) return this.#lengthOrdsAt(selection, positions);
-    if (selection.ords !== undefined) return positions.map((p) => selection.ords?.[p] as number);
-    if (selection.profiles === null) return positions;
-    const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
-    const out = new Array<number>(positions.length);
-    const starts = this.#c.profile_start;
-    let before = 0;
-    let next = 0;
-    for (const profile of selection.profiles) {
-      if (next >= order.length) break;
-      const size = (starts[profile + 1] as number) - (starts[profile] as number);
-      while (next < order.length && (order[next] as readonly [number, number])[0] < before + size) {
-        const [position, slot] = order[next] as readonly [number, number];
-        out[slot] = this.#c.profile_ords[(starts[profile] as number) + position - before] as number;
-        next++;
-      }
-      before += size;
-    }
-    if (next < order.length) throw new Error('a selection total disagrees with its profiles');
-    return out;
+    return this.#ordsAt(selection, drawDistinct(selection.total, count, random));
   }
 
   /** The ord of the quote with this id, or -1. */
@@ -978,4 +948,35 @@ export class CatalogueColumns {
     }
     return { start, profiles, cumulative };
   }
+}
+
+/**
+ * The ords at positions of [0, total) of a set laid out in `groups` runs of `ords`, run i being
+ * `size(i)` ords from `start(i)`: the positions are sorted once and the runs walked once.
+ */
+function profileOrdsAt(
+  positions: readonly number[],
+  groups: number,
+  size: (i: number) => number,
+  start: (i: number) => number,
+  ords: Int32Array,
+): number[] {
+  const order = positions.map((p, i) => [p, i] as const).sort((a, b) => a[0] - b[0]);
+  const out = new Array<number>(positions.length);
+  let before = 0;
+  let next = 0;
+  for (let i = 0; i < groups && next < order.length; i++) {
+    const n = size(i);
+    if ((order[next] as readonly [number, number])[0] < before + n) {
+      const a = start(i);
+      while (next < order.length && (order[next] as readonly [number, number])[0] < before + n) {
+        const [position, slot] = order[next] as readonly [number, number];
+        out[slot] = ords[a + position - before] as number;
+        next++;
+      }
+    }
+    before += n;
+  }
+  if (next < order.length) throw new Error('a selection total disagrees with its profiles');
+  return out;
 }
