@@ -43,7 +43,7 @@ import { hasRanges, rangesKey } from '../ranges.ts';
 import { SqliteDirectory } from './authors.ts';
 import { FacetCounter } from './facets.ts';
 import { type JsonTexts, JsonWriter, QUOTE_KEY, QuoteJson } from './json.ts';
-import { CatalogueColumns, type Selection, type Strategies } from './query.ts';
+import { CatalogueColumns, type Selection, type Strategies, selectionOf } from './query.ts';
 import {
   COLUMN_TYPES,
   type ColumnName,
@@ -455,12 +455,14 @@ class Snapshot {
     return this.#searchIndex;
   }
 
+  /** The quotes the filters select, narrowed to the matches of `q` when there is one. */
+  #selectMatching(filters: Filters): Selection {
+    const selection = this.#select(filters);
+    return filters.q === undefined ? selection : selectionOf(this.#search.matches(filters.q, selection));
+  }
+
   #randomOrd(filters: Filters): number | null {
-    let selection = this.#select(filters);
-    if (filters.q !== undefined) {
-      const matches = this.#search.matches(filters.q, selection);
-      selection = { profiles: new Int32Array(0), total: matches.length, ords: matches };
-    }
+    const selection = this.#selectMatching(filters);
     const excluded = this.#excludedMatches(filters.exclude, selection);
     if (excluded.size >= selection.total) return null;
     // Draws until one is not excluded: uniform among the rest, and at most 100 ids are excluded,
@@ -477,11 +479,7 @@ class Snapshot {
     ids: readonly number[],
     fields: readonly QuoteField[] | null,
   ): QuoteProjection | null {
-    let selection = this.#select(filters);
-    if (filters.q !== undefined) {
-      const matches = this.#search.matches(filters.q, selection);
-      selection = { profiles: new Int32Array(0), total: matches.length, ords: matches };
-    }
+    const selection = this.#selectMatching(filters);
     const ords = Int32Array.from(new Set(ids.map((id) => this.#columns.ordOf(id)).filter((ord) => ord >= 0)));
     const inside = new Set(this.#columns.within(ords.sort(), selection));
     for (const id of ids) {
@@ -493,11 +491,7 @@ class Snapshot {
   }
 
   randomSample(filters: Filters, fields: readonly QuoteField[] | null, count: number): QuoteProjection[] {
-    let selection = this.#select(filters);
-    if (filters.q !== undefined) {
-      const matches = this.#search.matches(filters.q, selection);
-      selection = { profiles: new Int32Array(0), total: matches.length, ords: matches };
-    }
+    const selection = this.#selectMatching(filters);
     const excluded = this.#excludedMatches(filters.exclude, selection);
     // A uniform ordered draw among all matches, with the excluded ones dropped, is a uniform ordered
     // draw among the rest: drawing `excluded.size` more keeps `count` of them whenever enough remain.

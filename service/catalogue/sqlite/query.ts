@@ -64,6 +64,11 @@ export interface Selection {
   lengths?: LengthRange;
 }
 
+/** The selection of an explicit set of quotes (the matches of a search), their ords ascending. */
+export function selectionOf(ords: Int32Array): Selection {
+  return { profiles: new Int32Array(0), total: ords.length, ords };
+}
+
 /**
  * Quotes whose length rank lies in [lo, hi), and per profile of the selection (in its order) how
  * many of its quotes do: a profile's are a run of its quotes ordered by length.
@@ -622,23 +627,6 @@ export class CatalogueColumns {
       if (r >= lo && r < hi && this.#mark[profileOf[ord] as number] === epoch) out[found++] = ord;
     }
     return out.subarray(0, found);
-  }
-
-  /**
-   * As {@link page}, for an explicit set of ords in ascending order (the matches of a search):
-   * positions [offset, offset + limit) in `sort` order (normalised, ending with the id key).
-   */
-  pageOfOrds(
-    ords: Int32Array,
-    sort: readonly SortKey[],
-    offset: number,
-    limit: number,
-    strategies: Strategies = {},
-  ): number[] {
-    const out: number[] = [];
-    const count = Math.min(limit, ords.length - offset);
-    if (count > 0) new PageReader(this, this.#c, strategies).ords(ords, true, sort, offset, count, out);
-    return out;
   }
 
   /**

@@ -18,7 +18,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SortKey } from '../port.ts';
 import { searchToken } from '../search.ts';
-import type { CatalogueColumns, Selection, Strategies } from './query.ts';
+import { type CatalogueColumns, type Selection, type Strategies, selectionOf } from './query.ts';
 import { SEARCH_TABLE } from './schema.ts';
 import { appendRange, bitmapWords, hasBit, ordsOf, popcount, type TextIndex } from './text-index.ts';
 
@@ -74,7 +74,7 @@ export class SqliteSearch {
     strategies: Strategies,
   ): { ords: number[]; total: number } {
     const all = this.matches(words, selection);
-    return { ords: this.#columns.pageOfOrds(all, sort, offset, limit, strategies), total: all.length };
+    return { ords: this.#columns.page(selectionOf(all), sort, offset, limit, strategies), total: all.length };
   }
 
   /**
