@@ -102,18 +102,42 @@ export function compareEntries<T extends { id: number; quote_count: number }>(
 
 /**
  * Distinct folded values, the most frequent first (then by folded value), each spelled as its
- * first holder spells it: `values` come in quote order (lowest id first), each with the number
- * of quotes it stands for.
+ * first holder spells it: each of `values` says where it stands first (a quote id or ord, lowest
+ * first) and the number of quotes it stands for.
  */
-export function spelledValues(values: Iterable<{ value: string; count: number }>): string[] {
-  const seen = new Map<string, { value: string; count: number }>();
-  for (const { value, count } of values) {
+export function spelledValues(values: Iterable<{ value: string; count: number; first: number }>): string[] {
+  const seen = new Map<string, { value: string; count: number; first: number }>();
+  for (const { value, count, first } of values) {
     const key = fold(value);
     const entry = seen.get(key);
-    if (entry === undefined) seen.set(key, { value, count });
-    else entry.count += count;
+    if (entry === undefined) seen.set(key, { value, count, first });
+    else {
+      entry.count += count;
+      if (first < entry.first) {
+        entry.value = value;
+        entry.first = first;
+      }
+    }
   }
   return rankFacetValues([...seen.values()], (v) => fold(v.value), seen.size).map((v) => v.value);
+}
+
+/** An author's works as its detail lists them: by publish_date (as a string), then id. */
+export function compareWorks(
+  a: { id: number; publish_date: string },
+  b: { id: number; publish_date: string },
+) {
+  return compareCodePoints(a.publish_date, b.publish_date) || a.id - b.id;
+}
+
+/** The page `query` asks for of entries already in its order, each made an item by `item`. */
+export function pageOf<R, T>(
+  sorted: readonly R[],
+  query: DirectoryQuery,
+  item: (row: R) => T,
+): DirectoryPage<T> {
+  const start = (query.page - 1) * query.limit;
+  return { items: sorted.slice(start, start + query.limit).map(item), total: sorted.length };
 }
 
 /**
@@ -124,10 +148,6 @@ export function modelDirectory(all: readonly Quote[]): Directory {
   const quotes = [...all].sort((a, b) => a.id - b.id);
   const firstOfWork = new Map<number, Quote>();
   for (const q of quotes) if (!firstOfWork.has(q.work_id)) firstOfWork.set(q.work_id, q);
-  const page = <T>(entries: T[], query: DirectoryQuery): DirectoryPage<T> => {
-    const start = (query.page - 1) * query.limit;
-    return { items: entries.slice(start, start + query.limit), total: entries.length };
-  };
   const workEntry = (id: number, count: number): WorkEntry => {
     const first = firstOfWork.get(id) as Quote;
     return {
@@ -154,13 +174,13 @@ export function modelDirectory(all: readonly Quote[]): Directory {
         quote_count: count,
       }));
       entries.sort(compareEntries(query.sort, query.direction, (e) => fold(e.name)));
-      return page(entries, query);
+      return pageOf(entries, query, (entry) => entry);
     },
     async works(query) {
       const matching = quotes.filter((q) => matches(q, query.filters));
       const entries = [...countBy(matching, (q) => q.work_id)].map(([id, count]) => workEntry(id, count));
       entries.sort(compareEntries(query.sort, query.direction, (e) => fold(e.title)));
-      return page(entries, query);
+      return pageOf(entries, query, (entry) => entry);
     },
     async author(id) {
       const own = quotes.filter((q) => q.author_id === id);
@@ -171,12 +191,12 @@ export function modelDirectory(all: readonly Quote[]): Directory {
           const { title, publish_date } = workEntry(workId, count);
           return { id: workId, title, publish_date, quote_count: count };
         })
-        .sort((a, b) => compareCodePoints(a.publish_date, b.publish_date) || a.id - b.id);
+        .sort(compareWorks);
       return {
         id,
         name: first.author,
         quote_count: own.length,
-        categories: spelledValues(own.map((q) => ({ value: q.category, count: 1 }))),
+        categories: spelledValues(own.map((q) => ({ value: q.category, count: 1, first: q.id }))),
         works,
       };
     },
@@ -185,12 +205,11 @@ export function modelDirectory(all: readonly Quote[]): Directory {
       if (own.length === 0) return null;
       // A genre counts once per quote, as facets count it; spelled as the lowest-id quote has it.
       const genres = own.flatMap((q) =>
-        q.genre.filter((g, i) => q.genre.findIndex((h) => fold(h) === fold(g)) === i),
+        q.genre
+          .filter((g, i) => q.genre.findIndex((h) => fold(h) === fold(g)) === i)
+          .map((value) => ({ value, count: 1, first: q.id })),
       );
-      return {
-        ...workEntry(id, own.length),
-        genres: spelledValues(genres.map((value) => ({ value, count: 1 }))),
-      };
+      return { ...workEntry(id, own.length), genres: spelledValues(genres) };
     },
   };
 }

@@ -16,14 +16,16 @@ import {
   type AuthorDetail,
   type AuthorEntry,
   compareEntries,
+  compareWorks,
   type Directory,
   type DirectoryPage,
   type DirectoryQuery,
+  pageOf,
   spelledValues,
   type WorkDetail,
   type WorkEntry,
 } from '../authors.ts';
-import { CatalogueUnavailableError, compareCodePoints, type Filters, fold, type Quote } from '../port.ts';
+import { CatalogueUnavailableError, type Filters, fold, type Quote } from '../port.ts';
 import {
   buildFilter,
   type FetchRequest,
@@ -74,9 +76,10 @@ export const WORKS_SETTINGS = {
   sortableAttributes: ['id', 'title_sort', 'quote_count'],
 };
 
+/** A folded value's count so far and its spelling by the lowest quote id holding it. */
 interface Spelling {
   value: string;
-  firstId: number;
+  first: number;
   count: number;
 }
 
@@ -162,7 +165,7 @@ export class DirectoryCollector {
         author_id: w.authorId,
         publish_date: w.date,
         quote_count: w.count,
-        genres: ranked(w.genres),
+        genres: spelledValues(w.genres.values()),
         title_sort: fold(w.title),
         title_prefixes: prefixKeys(w.title),
         catalogue_version: version,
@@ -176,13 +179,13 @@ export class DirectoryCollector {
         id,
         name: a.name,
         quote_count: a.count,
-        categories: ranked(a.categories),
+        categories: spelledValues(a.categories.values()),
         works: [...a.works]
           .map(([workId, count]) => {
             const work = this.#works.get(workId) as WorkTally;
             return { id: workId, title: work.title, publish_date: work.date, quote_count: count };
           })
-          .sort((x, y) => compareCodePoints(x.publish_date, y.publish_date) || x.id - y.id),
+          .sort(compareWorks),
         name_sort: fold(a.name),
         name_prefixes: prefixKeys(a.name),
         catalogue_version: version,
@@ -194,18 +197,14 @@ export class DirectoryCollector {
 function spell(spellings: Map<string, Spelling>, value: string, id: number): void {
   const key = fold(value);
   const known = spellings.get(key);
-  if (known === undefined) spellings.set(key, { value, firstId: id, count: 1 });
+  if (known === undefined) spellings.set(key, { value, first: id, count: 1 });
   else {
     known.count++;
-    if (id < known.firstId) {
+    if (id < known.first) {
       known.value = value;
-      known.firstId = id;
+      known.first = id;
     }
   }
-}
-
-function ranked(spellings: Map<string, Spelling>): string[] {
-  return spelledValues([...spellings.values()].sort((a, b) => a.firstId - b.firstId));
 }
 
 // ---- Reads --------------------------------------------------------------------------------------
@@ -351,11 +350,7 @@ export class MeiliDirectory implements Directory {
         rows.push({ id: Number(key), quote_count: count, folded: known.folded, entry: known.entry });
       }
       rows.sort(compareEntries(query.sort, query.direction, (row) => row.folded));
-      const start = (query.page - 1) * query.limit;
-      const items = rows
-        .slice(start, start + query.limit)
-        .map((row) => ({ ...row.entry, quote_count: row.quote_count }));
-      return { items, total: rows.length };
+      return pageOf(rows, query, (row) => ({ ...row.entry, quote_count: row.quote_count }));
     }
     throw new CatalogueUnavailableError(`the catalogue kept changing while ${kind} were counted`);
   }

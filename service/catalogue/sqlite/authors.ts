@@ -9,13 +9,15 @@ import {
   type AuthorDetail,
   type AuthorEntry,
   compareEntries,
+  compareWorks,
   type DirectoryPage,
   type DirectoryQuery,
+  pageOf,
   spelledValues,
   type WorkDetail,
   type WorkEntry,
 } from '../authors.ts';
-import { compareCodePoints, type Filters, fold } from '../port.ts';
+import { type Filters, fold } from '../port.ts';
 import type { CatalogueColumns, Selection } from './query.ts';
 
 /** Sorted lists remembered per filter set and order: a list request then only slices. */
@@ -77,18 +79,16 @@ export class SqliteDirectory {
   }
 
   authors(selection: Selection, filters: Filters, query: DirectoryQuery): DirectoryPage<AuthorEntry> {
-    const { rows, total } = this.#page('authors', selection, filters, query);
     const columns = this.#columns;
-    const items = rows.map(({ entity, count }) => {
+    return pageOf(this.#sortedRows('authors', selection, filters, query), query, ({ entity, count }) => {
       const author = this.#authors[entity] as Entity;
       return { id: author.id, name: columns.author(author.firstOrd), quote_count: count };
     });
-    return { items, total };
   }
 
   works(selection: Selection, filters: Filters, query: DirectoryQuery): DirectoryPage<WorkEntry> {
-    const { rows, total } = this.#page('works', selection, filters, query);
-    return { items: rows.map(({ entity, count }) => this.#workEntry(entity, count)), total };
+    const rows = this.#sortedRows('works', selection, filters, query);
+    return pageOf(rows, query, ({ entity, count }) => this.#workEntry(entity, count));
   }
 
   author(id: number): AuthorDetail | null {
@@ -97,7 +97,7 @@ export class SqliteDirectory {
     const columns = this.#columns;
     const author = this.#authors[rank] as Entity;
     const workCounts = new Map<number, number>();
-    const categories: { ord: number; value: string; count: number }[] = [];
+    const categories: { first: number; value: string; count: number }[] = [];
     let total = 0;
     for (const profile of author.profiles) {
       const size = columns.profileSizes[profile] as number;
@@ -105,7 +105,7 @@ export class SqliteDirectory {
       const work = this.#workRank[profile] as number;
       workCounts.set(work, (workCounts.get(work) ?? 0) + size);
       categories.push({
-        ord: columns.firstOrdOf(profile),
+        first: columns.firstOrdOf(profile),
         value: columns.category(columns.firstOrdOf(profile)),
         count: size,
       });
@@ -115,12 +115,12 @@ export class SqliteDirectory {
         const { id: workId, title, publish_date } = this.#workEntry(work, count);
         return { id: workId, title, publish_date, quote_count: count };
       })
-      .sort((a, b) => compareCodePoints(a.publish_date, b.publish_date) || a.id - b.id);
+      .sort(compareWorks);
     return {
       id: author.id,
       name: columns.author(author.firstOrd),
       quote_count: total,
-      categories: spelledValues(weighted(categories)),
+      categories: spelledValues(categories),
       works,
     };
   }
@@ -131,7 +131,7 @@ export class SqliteDirectory {
     const columns = this.#columns;
     const work = this.#works[rank] as Entity;
     let total = 0;
-    const genres: { ord: number; value: string; count: number }[] = [];
+    const genres: { first: number; value: string; count: number }[] = [];
     for (const profile of work.profiles) {
       const size = columns.profileSizes[profile] as number;
       total += size;
@@ -140,10 +140,10 @@ export class SqliteDirectory {
       for (const [i, genre] of own.entries()) {
         // A genre counts once per quote (its first spelling in the list), as facets count it.
         if (own.findIndex((g) => fold(g) === fold(genre)) === i)
-          genres.push({ ord, value: genre, count: size });
+          genres.push({ first: ord, value: genre, count: size });
       }
     }
-    return { ...this.#workEntry(rank, total), genres: spelledValues(weighted(genres)) };
+    return { ...this.#workEntry(rank, total), genres: spelledValues(genres) };
   }
 
   #workEntry(rank: number, count: number): WorkEntry {
@@ -172,13 +172,13 @@ export class SqliteDirectory {
     return lo < entities.length && (entities[lo] as Entity).id === id ? lo : -1;
   }
 
-  /** The entities with matching quotes, sorted, and the page of them asked for. */
-  #page(
+  /** The entities with matching quotes, sorted as `query` asks. */
+  #sortedRows(
     kind: 'authors' | 'works',
     selection: Selection,
     filters: Filters,
     query: DirectoryQuery,
-  ): { rows: { entity: number; count: number }[]; total: number } {
+  ): { entity: number; count: number }[] {
     const key = JSON.stringify([kind, filters, query.sort, query.direction]);
     let sorted = this.#sorted.get(key);
     if (sorted === undefined) {
@@ -187,8 +187,7 @@ export class SqliteDirectory {
         this.#sorted.delete(this.#sorted.keys().next().value as string);
       this.#sorted.set(key, sorted);
     }
-    const start = (query.page - 1) * query.limit;
-    return { rows: sorted.slice(start, start + query.limit), total: sorted.length };
+    return sorted;
   }
 
   #sortedCounts(
@@ -231,11 +230,4 @@ export class SqliteDirectory {
     rows.sort(compareEntries(query.sort, query.direction, (row) => (entities[row.entity] as Entity).folded));
     return rows;
   }
-}
-
-/** Spellings in quote order (lowest ord first), as {@link spelledValues} reads them. */
-function weighted(
-  values: { ord: number; value: string; count: number }[],
-): { value: string; count: number }[] {
-  return values.sort((a, b) => a.ord - b.ord);
 }
