@@ -151,6 +151,12 @@ function sample(vocab: Vocabulary, random: Random): Sample {
   return pick(vocab.samples, random);
 }
 
+/** A page size, and one of the first pages at that size. */
+function limitAndFirstPage(vocab: Vocabulary, random: Random): string[] {
+  const limit = pick(LIMITS, random);
+  return [q('limit', limit), q('page', between(1, Math.min(FIRST_PAGES, pages(vocab.total, limit)), random))];
+}
+
 function defaultList(vocab: Vocabulary, random: Random): MixRequest {
   const params: string[] = [];
   const roll = random();
@@ -159,11 +165,7 @@ function defaultList(vocab: Vocabulary, random: Random): MixRequest {
   } else if (roll < 0.6) {
     params.push(q('page', between(1, Math.min(FIRST_PAGES, pages(vocab.total, 5)), random)));
   } else {
-    const limit = pick(LIMITS, random);
-    params.push(
-      q('limit', limit),
-      q('page', between(1, Math.min(FIRST_PAGES, pages(vocab.total, limit)), random)),
-    );
+    params.push(...limitAndFirstPage(vocab, random));
   }
   return { kind: 'default', path: path('/quotes', [...params, ...maybeFields(random)]), expect: 'list' };
 }
@@ -219,11 +221,7 @@ function sorted(vocab: Vocabulary, random: Random): MixRequest {
     for (const key of keys) params.push(q('sort', key));
     for (const order of orders) params.push(q('order', order));
   }
-  const limit = pick(LIMITS, random);
-  params.push(
-    q('limit', limit),
-    q('page', between(1, Math.min(FIRST_PAGES, pages(vocab.total, limit)), random)),
-  );
+  params.push(...limitAndFirstPage(vocab, random));
   return { kind: 'sort', path: path('/quotes', [...params, ...maybeFields(random)]), expect: 'list' };
 }
 
