@@ -245,26 +245,24 @@ export class MeiliDirectory implements Directory {
     this.#uids = directoryUids(live);
   }
 
-  async author(id: number): Promise<AuthorDetail | null> {
-    const response = await this.#engine.fetch<AuthorDetail>(this.#uids.authors, {
-      filter: `id = ${id}`,
-      offset: 0,
-      limit: 1,
-      fields: AUTHOR_DETAIL_FIELDS,
-    });
-    const hit = response.results[0];
-    return hit === undefined ? null : pick(hit, AUTHOR_DETAIL_FIELDS);
+  author(id: number): Promise<AuthorDetail | null> {
+    return this.#detail('authors', id, AUTHOR_DETAIL_FIELDS);
   }
 
-  async work(id: number): Promise<WorkDetail | null> {
-    const response = await this.#engine.fetch<WorkDetail>(this.#uids.works, {
+  work(id: number): Promise<WorkDetail | null> {
+    return this.#detail('works', id, WORK_DETAIL_FIELDS);
+  }
+
+  /** The document of one author or work, or null when its index has none with this id. */
+  async #detail<T>(kind: 'authors' | 'works', id: number, fields: string[]): Promise<T | null> {
+    const response = await this.#engine.fetch<T>(this.#uids[kind], {
       filter: `id = ${id}`,
       offset: 0,
       limit: 1,
-      fields: WORK_DETAIL_FIELDS,
+      fields,
     });
     const hit = response.results[0];
-    return hit === undefined ? null : pick(hit, WORK_DETAIL_FIELDS);
+    return hit === undefined ? null : pick(hit as object, fields);
   }
 
   authors(query: DirectoryQuery): Promise<DirectoryPage<AuthorEntry>> {
