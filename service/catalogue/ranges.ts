@@ -63,6 +63,12 @@ export const RANGE_EXPECTED: Record<RangeName, string> = {
   published_to: 'a date YYYY, YYYY-MM or YYYY-MM-DD',
 };
 
+/** The bounds that must not be inverted: lower, upper, how the lower may not stand, and a note. */
+const ORDERED_BOUNDS = [
+  ['min_length', 'max_length', 'greater than', ''],
+  ['published_from', 'published_to', 'after', '; partial dates stand for their first day'],
+] as const;
+
 const show = (value: string) => (value.length <= 40 ? value : `${value.slice(0, 40)}…`);
 
 /**
@@ -97,25 +103,12 @@ export function parseRanges(raw: Partial<Record<RangeName, string>>): Ranges | u
     }
   }
   if (!any) return undefined;
-  if (
-    ranges.min_length !== undefined &&
-    ranges.max_length !== undefined &&
-    ranges.min_length > ranges.max_length
-  ) {
-    throw new QueryError(
-      'min_length',
-      `min_length (${raw.min_length}) must not be greater than max_length (${raw.max_length})`,
-    );
-  }
-  if (
-    ranges.published_from !== undefined &&
-    ranges.published_to !== undefined &&
-    ranges.published_from > ranges.published_to
-  ) {
-    throw new QueryError(
-      'published_from',
-      `published_from (${raw.published_from}) must not be after published_to (${raw.published_to}); partial dates stand for their first day`,
-    );
+  for (const [low, high, relation, note] of ORDERED_BOUNDS) {
+    const lower = ranges[low];
+    const upper = ranges[high];
+    if (lower !== undefined && upper !== undefined && lower > upper) {
+      throw new QueryError(low, `${low} (${raw[low]}) must not be ${relation} ${high} (${raw[high]})${note}`);
+    }
   }
   return ranges;
 }
