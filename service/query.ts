@@ -304,11 +304,19 @@ function withoutImpliedTieBreak(sort: SortKey[]): SortKey[] {
 }
 
 export function readLimit(params: RawQuery, fallback: number): number {
-  const value = params.get('limit')?.[0];
-  if (value === undefined) return fallback;
-  if (!DECIMAL_INTEGER.test(value) || value.length > 3 || Number(value) > MAX_LIMIT) {
+  return readUpTo(params, 'limit', MAX_LIMIT) ?? fallback;
+}
+
+/**
+ * An integer parameter from 1 to `max`, or undefined when absent. Longer digit strings than
+ * `max` has are refused before they are read as a number.
+ */
+function readUpTo(params: RawQuery, name: string, max: number): number | undefined {
+  const value = params.get(name)?.[0];
+  if (value === undefined) return undefined;
+  if (!DECIMAL_INTEGER.test(value) || value.length > String(max).length || Number(value) > max) {
     throw badRequest(
-      `limit must be an integer from 1 to ${MAX_LIMIT}${integerHint(value)}, got '${shorten(value)}'`,
+      `${name} must be an integer from 1 to ${max}${integerHint(value)}, got '${shorten(value)}'`,
     );
   }
   return Number(value);
@@ -415,14 +423,7 @@ function readExclude(params: RawQuery): number[] | undefined {
 
 /** `count` on `/quotes/random`: 1 to MAX_SAMPLE distinct quotes. */
 function readCount(params: RawQuery): number | undefined {
-  const value = params.get('count')?.[0];
-  if (value === undefined) return undefined;
-  if (!DECIMAL_INTEGER.test(value) || value.length > 2 || Number(value) > MAX_SAMPLE) {
-    throw badRequest(
-      `count must be an integer from 1 to ${MAX_SAMPLE}${integerHint(value)}, got '${shorten(value)}'`,
-    );
-  }
-  return Number(value);
+  return readUpTo(params, 'count', MAX_SAMPLE);
 }
 
 /**
