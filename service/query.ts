@@ -170,10 +170,14 @@ export function readQuery(url: string): RawQuery {
 
 /** `+` is a space; `%XX` sequences must form valid UTF-8. Undefined when they do not. */
 function decode(text: string): string | undefined {
-  const spaced = text.includes('+') ? text.replaceAll('+', ' ') : text;
-  if (!spaced.includes('%')) return spaced;
+  return decodePercent(text.includes('+') ? text.replaceAll('+', ' ') : text);
+}
+
+/** Text with its `%XX` sequences decoded; undefined when they do not form valid UTF-8. */
+export function decodePercent(text: string): string | undefined {
+  if (!text.includes('%')) return text;
   try {
-    return decodeURIComponent(spaced);
+    return decodeURIComponent(text);
   } catch {
     return undefined;
   }

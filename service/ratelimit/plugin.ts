@@ -15,6 +15,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import type { ServiceMetrics } from '../metrics.ts';
+import { decodePercent } from '../query.ts';
 import { createRedisClient } from '../redis.ts';
 import { MemoryStore } from './memory.ts';
 import { RedisStore } from './redis-store.ts';
@@ -98,12 +99,7 @@ export function isQuoteRequest(request: FastifyRequest): boolean {
 function decodedPath(url: string): string {
   const end = url.search(/[?#]/);
   const path = end === -1 ? url : url.slice(0, end);
-  if (!path.includes('%')) return path;
-  try {
-    return decodeURIComponent(path);
-  } catch {
-    return path;
-  }
+  return decodePercent(path) ?? path;
 }
 
 /**
