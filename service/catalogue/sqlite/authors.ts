@@ -5,18 +5,15 @@
  * a detail is a pass over the profiles of one author (or work). The names, titles and dates of
  * every author and work are gathered once per catalogue file, on first use.
  */
-import {
-  type AuthorDetail,
-  type AuthorEntry,
-  compareEntries,
-  compareWorks,
-  type DirectoryPage,
-  type DirectoryQuery,
-  pageOf,
-  spelledValues,
-  type WorkDetail,
-  type WorkEntry,
+import type {
+  AuthorDetail,
+  AuthorEntry,
+  DirectoryPage,
+  DirectoryQuery,
+  WorkDetail,
+  WorkEntry,
 } from '../authors.ts';
+import { compareEntries, compareWorks, pageOf, spelledValues } from '../authors.ts';
 import { type Filters, fold } from '../port.ts';
 import type { CatalogueColumns, Selection } from './query.ts';
 
