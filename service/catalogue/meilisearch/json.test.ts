@@ -114,6 +114,18 @@ describe('rawPage', () => {
     expect(rawPage(body, ['id'])).toBeUndefined();
   });
 
+  it('reads every escape of a long page, wherever it lies', () => {
+    const plain = QUOTES.map((q) => project(q, fields));
+    const escaped = { ...base, author: 'a "quoted" \\ name\n' };
+    const items = JSON.stringify([escaped, ...plain, escaped, ...plain, escaped]);
+    expect(rawPage(answer(items), fields)?.count).toBe(2 * plain.length + 3);
+    // One escape of another spelling, after many strings without any, refuses the page.
+    const late = JSON.stringify([escaped, ...plain, { ...base, author: 'ab' }]).replace('"ab"', '"a\\/b"');
+    expect(rawPage(answer(late), fields)).toBeUndefined();
+    const last = JSON.stringify([...plain, { ...base, author: 'é' }]).replace('é', '\\u00e9');
+    expect(rawPage(answer(last), fields)).toBeUndefined();
+  });
+
   it('counts documents, not the braces and commas inside their texts', () => {
     const tricky = { id: 3, author: '},{"id":4,"author":"x"}', genre: ['],"offset":0'], quote_length: 9 };
     const items = JSON.stringify([tricky, base]);
