@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_QUOTES } from '../fixtures.ts';
 import { QUOTE_FIELDS, type Quote, type QuoteField } from '../port.ts';
-import { isRawDocument, rawPage } from './json.ts';
+import { isRawDocument, rawPage, rawVersionedPage } from './json.ts';
 
 /** An answer of `POST /documents/fetch` holding `results` as written, and its page numbers. */
 function answer(results: string, total = 1234): Buffer {
@@ -132,6 +132,41 @@ describe('rawPage', () => {
     const page = rawPage(answer(items, 2), fields);
     expect(page?.count).toBe(2);
     expect(page?.items.toString()).toBe(items);
+  });
+});
+
+describe('rawVersionedPage', () => {
+  const fields: QuoteField[] = ['id', 'author', 'genre', 'quote'];
+  const versioned = (quotes: readonly Quote[], version: string) =>
+    JSON.stringify(quotes.map((q) => ({ ...project(q, fields), catalogue_version: version })));
+
+  it('passes a page through with the version of each quote taken out, in a buffer of its own', () => {
+    const body = answer(versioned([...QUOTES, AWKWARD], 'v-2026'), 55);
+    const page = rawVersionedPage(body, fields, 'v-2026');
+    expect(page?.items.toString('utf8')).toBe(
+      JSON.stringify([...QUOTES, AWKWARD].map((q) => project(q, fields))),
+    );
+    expect(page?.count).toBe(QUOTES.length + 1);
+    expect(page?.total).toBe(55);
+    expect(page?.items.buffer).not.toBe(body.buffer);
+    expect(rawVersionedPage(answer('[]', 0), fields, 'v-2026')).toEqual({
+      items: Buffer.from('[]'),
+      count: 0,
+      total: 0,
+    });
+  });
+
+  it.each([
+    ['another version', versioned(QUOTES, 'v-2027')],
+    ['one quote of another version', versioned(QUOTES, 'v-2026').replace(/v-2026"\}\]$/, 'v-2027"}]')],
+    ['no version', JSON.stringify(QUOTES.map((q) => project(q, fields)))],
+    [
+      'a version before the fields',
+      JSON.stringify([{ catalogue_version: 'v-2026', ...project(QUOTES[0] as Quote, fields) }]),
+    ],
+    ['a field after the version', versioned(QUOTES, 'v-2026').replace(/"v-2026"\}/g, '"v-2026","x":1}')],
+  ])('refuses a page with %s', (_name, results) => {
+    expect(rawVersionedPage(answer(results), fields, 'v-2026')).toBeUndefined();
   });
 });
 

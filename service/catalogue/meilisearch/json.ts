@@ -19,7 +19,7 @@ import { QUOTE_FIELDS, type QuoteField } from '../port.ts';
 
 /** A page's JSON array as the engine sent it, with its number of quotes and the exact total. */
 export interface RawPage {
-  /** The bytes of the `results` array, `[` to `]`: a view of the answer, not a copy. */
+  /** The bytes of the `results` array, `[` to `]`: a view of the answer ({@link rawPage}). */
   items: Buffer;
   count: number;
   total: number;
@@ -47,6 +47,8 @@ interface Shape {
   /** `{"id":`, then `,"author":`…: each key with what precedes it. */
   keys: string[];
   kinds: Kind[];
+  /** What follows the last value: `}`, or the catalogue version's field and then `}`. */
+  end: string;
 }
 
 const shapes = new Map<string, Shape>();
@@ -61,6 +63,7 @@ function shapeOf(fields: readonly QuoteField[]): Shape {
     shape = {
       keys: ordered.map((field, i) => `${i === 0 ? '{' : ','}"${field}":`),
       kinds: ordered.map((field) => KINDS[field]),
+      end: '}',
     };
     // Projections are subsets of twelve fields, written in one order: few distinct names.
     if (shapes.size < 4096) shapes.set(name, shape);
@@ -109,6 +112,56 @@ export function rawPage(body: Buffer, fields: readonly QuoteField[]): RawPage | 
 }
 
 /**
+ * The page of a `POST /documents/fetch` answer whose documents hold `fields` and then
+ * `catalogue_version` (the indexer writes it after the quote's own fields, so the engine does
+ * too), every one of them of `version`: the page without the version, as bytes of a buffer of
+ * its own; undefined when the answer is of any other shape or holds another version.
+ */
+export function rawVersionedPage(
+  body: Buffer,
+  fields: readonly QuoteField[],
+  version: string,
+): RawPage | undefined {
+  const text = body.toString('latin1');
+  if (!text.startsWith(RESULTS)) return undefined;
+  const plain = shapeOf(fields);
+  // The version as the engine writes a string: only the escapes JSON.stringify writes.
+  const suffix = `,"catalogue_version":${JSON.stringify(version)}`;
+  const shape: Shape = { ...plain, end: `${suffix}}` };
+  const scan = scanOf(text);
+  // Each document's bytes up to its version: [start, end) pairs.
+  const spans: number[] = [];
+  let at = RESULTS.length;
+  if (text.charCodeAt(at) !== CLOSE_BRACKET) {
+    for (;;) {
+      const start = at;
+      at = skipDocument(scan, at, shape);
+      if (at < 0) return undefined;
+      spans.push(start, at - shape.end.length);
+      const next = text.charCodeAt(at);
+      if (next === CLOSE_BRACKET) break;
+      if (next !== COMMA) return undefined;
+      at++;
+    }
+  }
+  const tail = TAIL.exec(text.slice(at + 1));
+  if (tail === null) return undefined;
+  const count = spans.length / 2;
+  let length = 2 + Math.max(0, count - 1);
+  for (let i = 0; i < spans.length; i += 2) length += (spans[i + 1] as number) - (spans[i] as number) + 1;
+  const items = Buffer.allocUnsafeSlow(length);
+  let out = 0;
+  items[out++] = OPEN_BRACKET;
+  for (let i = 0; i < spans.length; i += 2) {
+    if (i > 0) items[out++] = COMMA;
+    out += body.copy(items, out, spans[i] as number, spans[i + 1] as number);
+    items[out++] = CLOSE_BRACE;
+  }
+  items[out] = CLOSE_BRACKET;
+  return { items, count, total: Number(tail[1]) };
+}
+
+/**
  * Whether a `GET /documents/{id}` answer is one document holding `fields` exactly as the route's
  * serialiser writes the quote.
  */
@@ -140,7 +193,7 @@ function backslashFrom(scan: Scan, from: number): number {
 }
 
 /** The index just past the document of `shape` at `at`, or -1 when it is not one. */
-function skipDocument(scan: Scan, at: number, { keys, kinds }: Shape): number {
+function skipDocument(scan: Scan, at: number, { keys, kinds, end }: Shape): number {
   const text = scan.text;
   let next = at;
   for (let i = 0; i < keys.length; i++) {
@@ -149,7 +202,7 @@ function skipDocument(scan: Scan, at: number, { keys, kinds }: Shape): number {
     next = skipValue(scan, next + key.length, kinds[i] as Kind);
     if (next < 0) return -1;
   }
-  return text.charCodeAt(next) === CLOSE_BRACE ? next + 1 : -1;
+  return text.startsWith(end, next) ? next + end.length : -1;
 }
 
 /** The index just past the value of `kind` at `at`, or -1 when it is not one as JSON.stringify writes it. */
