@@ -799,6 +799,26 @@ describe('the read protocol', () => {
     await index.close();
   });
 
+  it('passes a deep page in id order through as bytes, the version of each quote taken out', async () => {
+    engine = await catalogueOfIds([5, 6, 7, 8, 9, 10, 11]);
+    const index = openDeep(engine.host);
+    const envelope = {
+      head: '{"items":',
+      tail: (total: number, count: number) => `,"of":[${count},${total}]}`,
+    };
+    const page = (p: number, direction: 'asc' | 'desc') =>
+      index.listJson?.(
+        { filters: {}, sort: [{ field: 'id', direction }], page: p, limit: 3, fields: ['id'] },
+        envelope,
+      );
+    expect(String(await page(2, 'asc'))).toBe('{"items":[{"id":8},{"id":9},{"id":10}],"of":[3,7]}');
+    expect(String(await page(2, 'desc'))).toBe('{"items":[{"id":8},{"id":7},{"id":6}],"of":[3,7]}');
+    expect(String(await page(3, 'desc'))).toBe('{"items":[{"id":5}],"of":[1,7]}');
+    // Past the last page the counted way confirms it: a total and no quote.
+    expect(await page(4, 'asc')).toEqual({ items: [], total: 7 });
+    await index.close();
+  });
+
   it('reads deep pages the counted way when the ids have a gap', async () => {
     engine = await catalogueOfIds([5, 6, 8, 9]);
     const index = openDeep(engine.host);

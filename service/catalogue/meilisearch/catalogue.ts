@@ -42,7 +42,7 @@ import {
 import { distinctDrawer, drawDistinct } from '../sample.ts';
 import { MeiliDirectory } from './authors.ts';
 import { type EngineHttp, engineHttp, parseAnswer } from './http.ts';
-import { isRawDocument, type RawPage, rawPage } from './json.ts';
+import { isRawDocument, type RawPage, rawPage, rawVersionedPage } from './json.ts';
 import {
   buildFilter,
   countRequest,
@@ -327,21 +327,69 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async #listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult> {
-    if (query.filters.q !== undefined || !this.#shallow(query)) return this.#list(query);
-    const plan = pageRequest(query);
-    if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
-    const page = await this.#fetchPage(plan.request, retrievedFields(query.fields), this.#deadline());
-    if (!('items' in page)) {
-      return { items: page.results.map((hit) => projectHit(hit, query.fields)), total: page.total };
+    if (query.filters.q !== undefined) return this.#list(query);
+    let page: RawPage | ListResult;
+    if (this.#shallow(query)) {
+      const plan = pageRequest(query);
+      if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
+      const read = await this.#fetchPage(plan.request, retrievedFields(query.fields), this.#deadline());
+      if (!('items' in read)) {
+        return { items: read.results.map((hit) => projectHit(hit, query.fields)), total: read.total };
+      }
+      page = read;
+    } else {
+      page =
+        (this.#byIdRanges(query) ? await this.#rawPageById(query) : undefined) ?? (await this.#list(query));
+      if (!Buffer.isBuffer(page.items)) return page as ListResult;
     }
-    const tail = envelope.tail(page.total, page.count);
+    const { items, total, count } = page as RawPage;
+    const tail = envelope.tail(total, count);
     const out = Buffer.allocUnsafeSlow(
-      Buffer.byteLength(envelope.head) + page.items.length + Buffer.byteLength(tail),
+      Buffer.byteLength(envelope.head) + items.length + Buffer.byteLength(tail),
     );
     let at = out.write(envelope.head);
-    at += page.items.copy(out, at);
+    at += items.copy(out, at);
     out.write(tail, at);
     return out;
+  }
+
+  /** Whether a deep page is read as a range of ids when the catalogue's ids have no gap ({@link #pageById}). */
+  #byIdRanges(query: ListQuery): boolean {
+    return (
+      this.#options.idRanges !== false &&
+      buildFilter(query.filters).length === 0 &&
+      (query.sort[0]?.field ?? 'id') === 'id'
+    );
+  }
+
+  /**
+   * {@link #pageById} as the bytes of its quotes, the version each document carries taken out
+   * (meilisearch/json.ts); undefined where #pageById would be, or for an answer of another shape,
+   * which `list` then reads the plain way.
+   */
+  async #rawPageById(query: ListQuery): Promise<RawPage | undefined> {
+    const deadline = this.#deadline();
+    const span = await this.#idSpan(deadline);
+    if (span === undefined || !span.contiguous) return undefined;
+    const request = idRangeRequest(
+      span,
+      query.sort[0]?.direction ?? 'asc',
+      (query.page - 1) * query.limit,
+      query.limit,
+      query.fields,
+    );
+    if (request === undefined) return undefined;
+    const fields = retrievedFields(query.fields);
+    const page = await this.#call(async () =>
+      rawVersionedPage(
+        await this.#http.postBytes({ path: this.#fetchPath, body: request, deadline }),
+        fields,
+        span.version,
+      ),
+    );
+    // Every id of the range, each from the catalogue the span was read in, or it is read again.
+    if (page === undefined || page.total !== request.limit || page.count !== request.limit) return undefined;
+    return { items: page.items, count: page.count, total: span.total };
   }
 
   /** A page read forward at once, its total with it ({@link SHALLOW_OFFSET}). */
@@ -359,11 +407,7 @@ class MeiliCatalogue implements CatalogueIndex {
       const response = await this.#fetch(plan.request, deadline);
       return { items: toItems(response.results), total: response.total };
     }
-    if (
-      this.#options.idRanges !== false &&
-      buildFilter(query.filters).length === 0 &&
-      (query.sort[0]?.field ?? 'id') === 'id'
-    ) {
+    if (this.#byIdRanges(query)) {
       const page = await this.#pageById(query, deadline);
       if (page !== undefined) return { items: toItems(page.results), total: page.total };
     }

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { FIXTURE_QUOTES } from '../../test-support/fixtures.ts';
 import { QUOTE_FIELDS, type Quote, type QuoteField } from '../port.ts';
-import { isRawDocument, rawPage } from './json.ts';
+import { isRawDocument, rawPage, rawVersionedPage } from './json.ts';
 
 /** An answer of `POST /documents/fetch` holding `results` as written, and its page numbers. */
 function answer(results: string, total = 1234): Buffer {
@@ -114,12 +114,59 @@ describe('rawPage', () => {
     expect(rawPage(body, ['id'])).toBeUndefined();
   });
 
+  it('reads every escape of a long page, wherever it lies', () => {
+    const plain = QUOTES.map((q) => project(q, fields));
+    const escaped = { ...base, author: 'a "quoted" \\ name\n' };
+    const items = JSON.stringify([escaped, ...plain, escaped, ...plain, escaped]);
+    expect(rawPage(answer(items), fields)?.count).toBe(2 * plain.length + 3);
+    // One escape of another spelling, after many strings without any, refuses the page.
+    const late = JSON.stringify([escaped, ...plain, { ...base, author: 'ab' }]).replace('"ab"', '"a\\/b"');
+    expect(rawPage(answer(late), fields)).toBeUndefined();
+    const last = JSON.stringify([...plain, { ...base, author: 'é' }]).replace('é', '\\u00e9');
+    expect(rawPage(answer(last), fields)).toBeUndefined();
+  });
+
   it('counts documents, not the braces and commas inside their texts', () => {
     const tricky = { id: 3, author: '},{"id":4,"author":"x"}', genre: ['],"offset":0'], quote_length: 9 };
     const items = JSON.stringify([tricky, base]);
     const page = rawPage(answer(items, 2), fields);
     expect(page?.count).toBe(2);
     expect(page?.items.toString()).toBe(items);
+  });
+});
+
+describe('rawVersionedPage', () => {
+  const fields: QuoteField[] = ['id', 'author', 'genre', 'quote'];
+  const versioned = (quotes: readonly Quote[], version: string) =>
+    JSON.stringify(quotes.map((q) => ({ ...project(q, fields), catalogue_version: version })));
+
+  it('passes a page through with the version of each quote taken out, in a buffer of its own', () => {
+    const body = answer(versioned([...QUOTES, AWKWARD], 'v-2026'), 55);
+    const page = rawVersionedPage(body, fields, 'v-2026');
+    expect(page?.items.toString('utf8')).toBe(
+      JSON.stringify([...QUOTES, AWKWARD].map((q) => project(q, fields))),
+    );
+    expect(page?.count).toBe(QUOTES.length + 1);
+    expect(page?.total).toBe(55);
+    expect(page?.items.buffer).not.toBe(body.buffer);
+    expect(rawVersionedPage(answer('[]', 0), fields, 'v-2026')).toEqual({
+      items: Buffer.from('[]'),
+      count: 0,
+      total: 0,
+    });
+  });
+
+  it.each([
+    ['another version', versioned(QUOTES, 'v-2027')],
+    ['one quote of another version', versioned(QUOTES, 'v-2026').replace(/v-2026"\}\]$/, 'v-2027"}]')],
+    ['no version', JSON.stringify(QUOTES.map((q) => project(q, fields)))],
+    [
+      'a version before the fields',
+      JSON.stringify([{ catalogue_version: 'v-2026', ...project(QUOTES[0] as Quote, fields) }]),
+    ],
+    ['a field after the version', versioned(QUOTES, 'v-2026').replace(/"v-2026"\}/g, '"v-2026","x":1}')],
+  ])('refuses a page with %s', (_name, results) => {
+    expect(rawVersionedPage(answer(results), fields, 'v-2026')).toBeUndefined();
   });
 });
 
