@@ -366,6 +366,30 @@ function searchPathCount(options: BenchOptions): number {
 }
 
 /**
+ * Distinct paths a service answers, not measured, before its first run of a kind: a new process
+ * runs its code interpreted until V8 has compiled it, which the engine it is compared with, a
+ * compiled program, never does. Drawn with the measured paths, so none of them is answered from
+ * the cache by the measured run.
+ */
+function warmupCount(options: BenchOptions): number {
+  return options.quick ? 300 : 5_000;
+}
+
+/** The `q` paths of {@link measureSearch}: both runs' and the warm-up's. */
+function searchDrawCount(options: BenchOptions): number {
+  return searchPathCount(options) * 2 + warmupCount(options);
+}
+
+/** Answers `paths` once each at `connections`, unmeasured (see {@link warmupCount}). */
+async function warmUp(
+  target: { baseUrl: string; headers: Record<string, string> },
+  paths: string[],
+  connections: number,
+): Promise<void> {
+  await measure({ ...target, paths, connections, duration: 0, amount: paths.length });
+}
+
+/**
  * Full-text search, distinct and uncached: 1 to 3 words at 10 connections (latency), then other
  * searches at the run's connections (throughput beside the mix). With `record`, the engine
  * requests behind the 10-connection searches are replayed straight at the engine too.
@@ -378,10 +402,13 @@ async function measureSearch(
   replay?: (paths: string[]) => Promise<{ replay: LoadResult; requestsPerAnswer: number }>,
 ): Promise<SearchResults> {
   // More paths than a run can use: a path asked twice would come from the answer cache.
-  const paths = await searchPaths(file, random, searchPathCount(options) * 2);
+  const drawn = await searchPaths(file, random, searchDrawCount(options));
+  const warmupPaths = drawn.slice(0, warmupCount(options));
+  const paths = drawn.slice(warmupPaths.length);
   const first = paths.slice(0, Math.ceil(paths.length / 2));
   const second = paths.slice(first.length);
   const duration = Math.max(1, Math.round(options.duration / 2));
+  await warmUp(target, warmupPaths, 10);
   const at10 = await measure({ ...target, paths: first, connections: 10, duration, warmup: 0 });
   log(summary(`q, 1 to 3 words, 10 connections (${first.length} paths)`, at10));
   const atConnections = await measure({
@@ -537,7 +564,10 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
 
     const vocab = await sampleVocabulary(service.url, auth, options.quick ? 3 : 20, random);
     // More distinct paths than a run can use: a path asked twice would come from the answer cache.
-    const mix = mixPaths(vocab, random, options.quick ? 2_000 : 30_000);
+    const mixCount = options.quick ? 2_000 : 30_000;
+    const mixDrawn = mixPaths(vocab, random, mixCount + warmupCount(options));
+    const mix = mixDrawn.slice(0, mixCount);
+    const mixWarmup = mixDrawn.slice(mixCount);
     const load = { connections: options.connections, duration: options.duration };
     /**
      * The engine requests behind the answers to `paths`, recorded by a second service pointed at
@@ -564,6 +594,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       const { requests, answers } = await recordEngineRequests('service (recording)', mix);
       const requestsPerAnswer = requests.length / answers;
       log(`recorded ${requests.length} engine requests for ${answers} answers`);
+      await warmUp({ baseUrl: service.url, headers: auth }, mixWarmup, options.connections);
 
       // CPU per answer of each process: where the time of a slow run goes.
       const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
@@ -673,7 +704,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       ? await measureAuthors(random, options, { baseUrl: service.url, headers: auth })
       : undefined;
     let search: SearchResults | undefined;
-    if (!want('q')) await searchPaths(catalogue.file, random, searchPathCount(options) * 2);
+    if (!want('q')) await searchPaths(catalogue.file, random, searchDrawCount(options));
     else
       search = await measureSearch(
         catalogue.file,
