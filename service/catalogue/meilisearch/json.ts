@@ -88,27 +88,10 @@ const NINE = 0x39;
  * send; undefined when the answer is not exactly what the route's serialiser would write.
  */
 export function rawPage(body: Buffer, fields: readonly QuoteField[]): RawPage | undefined {
-  const text = body.toString('latin1');
-  if (!text.startsWith(RESULTS)) return undefined;
-  const shape = shapeOf(fields);
-  const scan = scanOf(text);
-  let at = RESULTS.length;
-  let count = 0;
-  if (text.charCodeAt(at) !== CLOSE_BRACKET) {
-    for (;;) {
-      at = skipDocument(scan, at, shape);
-      if (at < 0) return undefined;
-      count++;
-      const next = text.charCodeAt(at);
-      if (next === CLOSE_BRACKET) break;
-      if (next !== COMMA) return undefined;
-      at++;
-    }
-  }
-  const end = at + 1;
-  const tail = TAIL.exec(text.slice(end));
-  if (tail === null) return undefined;
-  return { items: body.subarray(RESULTS.length - 1, end), count, total: Number(tail[1]) };
+  const page = readResults(body.toString('latin1'), shapeOf(fields));
+  if (page === undefined) return undefined;
+  const { spans, close, total } = page;
+  return { items: body.subarray(RESULTS.length - 1, close + 1), count: spans.length / 2, total };
 }
 
 /**
@@ -122,14 +105,39 @@ export function rawVersionedPage(
   fields: readonly QuoteField[],
   version: string,
 ): RawPage | undefined {
-  const text = body.toString('latin1');
-  if (!text.startsWith(RESULTS)) return undefined;
-  const plain = shapeOf(fields);
   // The version as the engine writes a string: only the escapes JSON.stringify writes.
-  const suffix = `,"catalogue_version":${JSON.stringify(version)}`;
-  const shape: Shape = { ...plain, end: `${suffix}}` };
+  const end = `,"catalogue_version":${JSON.stringify(version)}}`;
+  const page = readResults(body.toString('latin1'), { ...shapeOf(fields), end });
+  if (page === undefined) return undefined;
+  const { spans, total } = page;
+  const count = spans.length / 2;
+  // Each document without its version: its bytes up to the version, then its closing brace.
+  const cut = end.length - 1;
+  let length = 2 + Math.max(0, count - 1);
+  for (let i = 0; i < spans.length; i += 2) length += (spans[i + 1] as number) - (spans[i] as number) - cut;
+  const items = Buffer.allocUnsafeSlow(length);
+  let out = 0;
+  items[out++] = OPEN_BRACKET;
+  for (let i = 0; i < spans.length; i += 2) {
+    if (i > 0) items[out++] = COMMA;
+    out += body.copy(items, out, spans[i] as number, (spans[i + 1] as number) - end.length);
+    items[out++] = CLOSE_BRACE;
+  }
+  items[out] = CLOSE_BRACKET;
+  return { items, count, total };
+}
+
+/**
+ * The `results` array of an answer whose documents are all of `shape`: each document's
+ * `[start, end)` in `spans`, the index of the array's `]` and the answer's exact total;
+ * undefined for an answer of any other shape.
+ */
+function readResults(
+  text: string,
+  shape: Shape,
+): { spans: number[]; close: number; total: number } | undefined {
+  if (!text.startsWith(RESULTS)) return undefined;
   const scan = scanOf(text);
-  // Each document's bytes up to its version: [start, end) pairs.
   const spans: number[] = [];
   let at = RESULTS.length;
   if (text.charCodeAt(at) !== CLOSE_BRACKET) {
@@ -137,7 +145,7 @@ export function rawVersionedPage(
       const start = at;
       at = skipDocument(scan, at, shape);
       if (at < 0) return undefined;
-      spans.push(start, at - shape.end.length);
+      spans.push(start, at);
       const next = text.charCodeAt(at);
       if (next === CLOSE_BRACKET) break;
       if (next !== COMMA) return undefined;
@@ -146,19 +154,7 @@ export function rawVersionedPage(
   }
   const tail = TAIL.exec(text.slice(at + 1));
   if (tail === null) return undefined;
-  const count = spans.length / 2;
-  let length = 2 + Math.max(0, count - 1);
-  for (let i = 0; i < spans.length; i += 2) length += (spans[i + 1] as number) - (spans[i] as number) + 1;
-  const items = Buffer.allocUnsafeSlow(length);
-  let out = 0;
-  items[out++] = OPEN_BRACKET;
-  for (let i = 0; i < spans.length; i += 2) {
-    if (i > 0) items[out++] = COMMA;
-    out += body.copy(items, out, spans[i] as number, spans[i + 1] as number);
-    items[out++] = CLOSE_BRACE;
-  }
-  items[out] = CLOSE_BRACKET;
-  return { items, count, total: Number(tail[1]) };
+  return { spans, close: at, total: Number(tail[1]) };
 }
 
 /**
