@@ -369,16 +369,9 @@ class MeiliCatalogue implements CatalogueIndex {
    */
   async #rawPageById(query: ListQuery): Promise<RawPage | undefined> {
     const deadline = this.#deadline();
-    const span = await this.#idSpan(deadline);
-    if (span === undefined || !span.contiguous) return undefined;
-    const request = idRangeRequest(
-      span,
-      query.sort[0]?.direction ?? 'asc',
-      (query.page - 1) * query.limit,
-      query.limit,
-      query.fields,
-    );
-    if (request === undefined) return undefined;
+    const range = await this.#idRange(query, deadline);
+    if (range === undefined) return undefined;
+    const { span, request } = range;
     const fields = retrievedFields(query.fields);
     const page = await this.#call(async () =>
       rawVersionedPage(
@@ -788,23 +781,32 @@ class MeiliCatalogue implements CatalogueIndex {
     query: ListQuery,
     deadline: number,
   ): Promise<{ results: MeiliQuoteDocument[]; total: number } | undefined> {
-    const span = await this.#idSpan(deadline);
-    if (span === undefined || !span.contiguous) return undefined;
-    const direction = query.sort[0]?.direction ?? 'asc';
-    const request = idRangeRequest(
-      span,
-      direction,
-      (query.page - 1) * query.limit,
-      query.limit,
-      query.fields,
-    );
-    if (request === undefined) return undefined;
+    const range = await this.#idRange(query, deadline);
+    if (range === undefined) return undefined;
+    const { span, request } = range;
     const response = await this.#fetch(request, deadline);
     const whole =
       response.total === request.limit &&
       response.results.length === request.limit &&
       response.results.every((hit) => hit.catalogue_version === span.version);
     return whole ? { results: response.results, total: span.total } : undefined;
+  }
+
+  /**
+   * The catalogue's id span and the read of the page's range of ids in it; undefined when the ids
+   * have gaps or the page lies past the last.
+   */
+  async #idRange(query: ListQuery, deadline: number) {
+    const span = await this.#idSpan(deadline);
+    if (span === undefined || !span.contiguous) return undefined;
+    const request = idRangeRequest(
+      span,
+      query.sort[0]?.direction ?? 'asc',
+      (query.page - 1) * query.limit,
+      query.limit,
+      query.fields,
+    );
+    return request === undefined ? undefined : { span, request };
   }
 
   /**
