@@ -8,12 +8,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
 import { openMeiliCatalogue } from '../catalogue/meilisearch/catalogue.ts';
 import type { CatalogueIndex, JsonEnvelope, ListQuery, Quote } from '../catalogue/port.ts';
 import { fixtureApp, get } from '../test-app.ts';
 import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
-import { AWKWARD, awkwardQuotes, objectsOnly } from '../test-support/json-paths.ts';
+import {
+  AWKWARD,
+  awkwardQuotes,
+  expectSameAnswer,
+  listPaths,
+  objectsOnly,
+} from '../test-support/json-paths.ts';
 import { buildMeiliCatalogue, type MeiliCatalogue } from '../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../test-support/meilisearch-engine.ts';
 
@@ -45,28 +50,7 @@ describe.skipIf('skip' in source)('list answers passed through on a real engine'
       passed: await fixtureApp('unused.db', {}, { catalogue }),
       objects: await fixtureApp('unused.db', {}, { catalogue: objectsOnly(catalogue, async () => {}) }),
     };
-    const vocab = vocabularyFrom(quotes.length, Math.max(...quotes.map((q) => q.id)), quotes);
-    paths = distinctRequests(vocab, seededRandom(11), 600)
-      .map((r) => r.path)
-      .filter((p) => p.startsWith('/quotes?') || p.startsWith('/api/v1/'));
-    paths.push(
-      '/quotes',
-      '/quotes?fields=quote',
-      '/quotes?fields=source',
-      '/quotes?fields=quote,source&limit=20',
-      '/quotes?fields=author,author_id,work,work_id,category,genre,publish_date&limit=50',
-      '/quotes?fields=quote,source,publish_date,genre,category,work_id,work,author_id,author&limit=50',
-      '/quotes?fields=language,id&limit=7',
-      '/quotes?fields=source,genre&limit=100',
-      '/quotes?author=Zo%C3%AB%20%22Quoted%22%20O%27Brien',
-      '/quotes?genre=tab%09here&fields=quote,author,work,genre',
-      '/api/v1/quotes?genre=plain',
-      '/quotes?author_id=99001&sort=quote_length&order=desc',
-      '/quotes?page=3&limit=10',
-      '/quotes?page=999&limit=100',
-      '/quotes?author=Nobody%20At%20All',
-      '/quotes?q=line',
-    );
+    paths = listPaths(quotes);
   }, 120_000);
 
   afterAll(async () => {
@@ -120,17 +104,7 @@ describe.skipIf('skip' in source)('list answers passed through on a real engine'
     let ok = 0;
     for (const path of paths) {
       const reference = await get(objects, path);
-      const response = await get(passed, path);
-      expect({ path, status: response.statusCode }).toEqual({ path, status: reference.statusCode });
-      expect(response.headers['content-type']).toBe(reference.headers['content-type']);
-      expect(response.headers.etag).toBe(reference.headers.etag);
-      if (response.body !== reference.body) {
-        let at = 0;
-        while (at < response.body.length && response.body[at] === reference.body[at]) at++;
-        const around = (body: string) => body.slice(Math.max(0, at - 40), at + 40);
-        expect({ path, at, got: around(response.body) }).toEqual({ path, at, got: around(reference.body) });
-        expect({ path, length: response.body.length }).toEqual({ path, length: reference.body.length });
-      }
+      expectSameAnswer(path, await get(passed, path), reference);
       if (reference.statusCode === 200) ok++;
     }
     expect(ok).toBeGreaterThan(paths.length * 0.9);

@@ -6,12 +6,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
 import type { Quote } from '../catalogue/port.ts';
 import { openSqliteCatalogue, type SqliteCatalogue } from '../catalogue/sqlite/catalogue.ts';
 import { buildFixtureCatalogue, type FixtureCatalogue, fixtureApp, get } from '../test-app.ts';
 import { FIXTURE_QUOTES } from '../test-support/fixtures.ts';
-import { awkwardQuotes, objectsOnly } from '../test-support/json-paths.ts';
+import { awkwardQuotes, expectSameAnswer, listPaths, objectsOnly } from '../test-support/json-paths.ts';
 
 describe('list answers written as bytes', () => {
   const quotes = [...FIXTURE_QUOTES, ...awkwardQuotes()];
@@ -30,27 +29,7 @@ describe('list answers written as bytes', () => {
       disk: await fixtureApp(fixture.path, {}, { catalogue: onDisk }),
       objects: await fixtureApp(fixture.path, {}, { catalogue: objectsOnly(onDisk) }),
     };
-    const vocab = vocabularyFrom(quotes.length, Math.max(...quotes.map((q) => q.id)), quotes);
-    paths = distinctRequests(vocab, seededRandom(11), 600)
-      .map((r) => r.path)
-      .filter((p) => p.startsWith('/quotes?') || p.startsWith('/api/v1/'));
-    paths.push(
-      '/quotes',
-      '/quotes?fields=quote',
-      '/quotes?fields=source',
-      '/quotes?fields=quote,source&limit=20',
-      // The runs written as one fragment (the profile fields; source with quote), first and not.
-      '/quotes?fields=author,author_id,work,work_id,category,genre,publish_date&limit=50',
-      '/quotes?fields=quote,source,publish_date,genre,category,work_id,work,author_id,author&limit=50',
-      '/quotes?fields=author,work,work_id,category,genre,publish_date,quote&limit=50',
-      '/quotes?fields=source,genre&limit=100',
-      '/quotes?author=Zo%C3%AB%20%22Quoted%22%20O%27Brien',
-      '/quotes?genre=tab%09here&fields=quote,author,work,genre',
-      '/api/v1/quotes?genre=plain',
-      '/quotes?author_id=99001&sort=quote_length&order=desc',
-      '/quotes?page=999&limit=100',
-      '/quotes?author=Nobody%20At%20All',
-    );
+    paths = listPaths(quotes);
   });
 
   afterAll(async () => {
@@ -71,19 +50,7 @@ describe('list answers written as bytes', () => {
     for (const path of paths) {
       const reference = await get(apps.objects, path);
       for (const app of [apps.memory, apps.disk]) {
-        const response = await get(app, path);
-        expect({ path, status: response.statusCode }).toEqual({ path, status: reference.statusCode });
-        expect(response.headers['content-type']).toBe(reference.headers['content-type']);
-        expect(response.headers.etag).toBe(reference.headers.etag);
-        if (response.body !== reference.body) {
-          // Show where the bytes part, rather than two 20 kB strings.
-          // The first differing UTF-16 unit; past the shorter body when one is a prefix of the other.
-          let at = 0;
-          while (at < response.body.length && response.body[at] === reference.body[at]) at++;
-          const around = (body: string) => body.slice(Math.max(0, at - 40), at + 40);
-          expect({ path, at, got: around(response.body) }).toEqual({ path, at, got: around(reference.body) });
-          expect({ path, length: response.body.length }).toEqual({ path, length: reference.body.length });
-        }
+        expectSameAnswer(path, await get(app, path), reference);
       }
       if (reference.statusCode === 200) ok++;
     }

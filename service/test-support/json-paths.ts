@@ -1,9 +1,13 @@
 /**
  * What the tests of answers written as bytes (routes/json-path*.test.ts) share: quotes whose
- * texts JSON must escape, and a catalogue that answers only as objects, for the route's own
- * serialiser to write the bytes the other path must match.
+ * texts JSON must escape, the list requests to ask, a catalogue that answers only as objects,
+ * for the route's own serialiser to write the bytes the other path must match, and the
+ * comparison of the two answers.
  */
 
+import type { LightMyRequestResponse as Response } from 'fastify';
+import { expect } from 'vitest';
+import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
 import type { CatalogueIndex, Quote } from '../catalogue/port.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 
@@ -56,4 +60,53 @@ export function objectsOnly(
     randomSample: (filters, fields, count) => catalogue.randomSample(filters, fields, count),
     close,
   };
+}
+
+/**
+ * The list requests both ways of writing an answer must answer alike, over a catalogue of
+ * `quotes` holding {@link awkwardQuotes}: a seeded draw of the benchmark's mix, then the
+ * projections, awkward texts and edges it may miss.
+ */
+export function listPaths(quotes: readonly Quote[]): string[] {
+  const vocab = vocabularyFrom(quotes.length, Math.max(...quotes.map((q) => q.id)), [...quotes]);
+  const paths = distinctRequests(vocab, seededRandom(11), 600)
+    .map((r) => r.path)
+    .filter((p) => p.startsWith('/quotes?') || p.startsWith('/api/v1/'));
+  paths.push(
+    '/quotes',
+    '/quotes?fields=quote',
+    '/quotes?fields=source',
+    '/quotes?fields=quote,source&limit=20',
+    // The runs written as one fragment (the profile fields; source with quote), first and not.
+    '/quotes?fields=author,author_id,work,work_id,category,genre,publish_date&limit=50',
+    '/quotes?fields=quote,source,publish_date,genre,category,work_id,work,author_id,author&limit=50',
+    '/quotes?fields=author,work,work_id,category,genre,publish_date,quote&limit=50',
+    '/quotes?fields=language,id&limit=7',
+    '/quotes?fields=source,genre&limit=100',
+    '/quotes?author=Zo%C3%AB%20%22Quoted%22%20O%27Brien',
+    '/quotes?genre=tab%09here&fields=quote,author,work,genre',
+    '/api/v1/quotes?genre=plain',
+    '/quotes?author_id=99001&sort=quote_length&order=desc',
+    '/quotes?page=3&limit=10',
+    '/quotes?page=999&limit=100',
+    '/quotes?author=Nobody%20At%20All',
+    '/quotes?q=line',
+  );
+  return paths;
+}
+
+/** Expects the answer to `path` to be the reference's: status, type, ETag and every byte. */
+export function expectSameAnswer(path: string, response: Response, reference: Response): void {
+  expect({ path, status: response.statusCode }).toEqual({ path, status: reference.statusCode });
+  expect(response.headers['content-type']).toBe(reference.headers['content-type']);
+  expect(response.headers.etag).toBe(reference.headers.etag);
+  if (response.body !== reference.body) {
+    // Show where the bytes part, rather than two 20 kB strings.
+    // The first differing UTF-16 unit; past the shorter body when one is a prefix of the other.
+    let at = 0;
+    while (at < response.body.length && response.body[at] === reference.body[at]) at++;
+    const around = (body: string) => body.slice(Math.max(0, at - 40), at + 40);
+    expect({ path, at, got: around(response.body) }).toEqual({ path, at, got: around(reference.body) });
+    expect({ path, length: response.body.length }).toEqual({ path, length: reference.body.length });
+  }
 }
