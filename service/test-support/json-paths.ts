@@ -5,10 +5,11 @@
  * comparison of the two answers.
  */
 
-import type { LightMyRequestResponse as Response } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { expect } from 'vitest';
 import { distinctRequests, seededRandom, vocabularyFrom } from '../../loadtest/lib/mix.ts';
 import type { CatalogueIndex, Quote } from '../catalogue/port.ts';
+import { get } from '../test-app.ts';
 import { FIXTURE_QUOTES } from './fixtures.ts';
 
 /**
@@ -109,4 +110,25 @@ export function expectSameAnswer(path: string, response: Response, reference: Re
     expect({ path, at, got: around(response.body) }).toEqual({ path, at, got: around(reference.body) });
     expect({ path, length: response.body.length }).toEqual({ path, length: reference.body.length });
   }
+}
+
+/** Expects the awkward quotes of one author, as `app` writes them, to parse back to the stored ones. */
+export async function expectAwkwardTextsParseBack(app: FastifyInstance): Promise<void> {
+  const response = await get(
+    app,
+    '/quotes?author_id=99001&limit=100&fields=id,author,work,genre,source,quote',
+  );
+  expect(response.statusCode).toBe(200);
+  const items = (response.json() as { items: Quote[] }).items;
+  const stored = awkwardQuotes().filter((q) => q.author_id === 99_001);
+  expect(items).toEqual(
+    stored.map((q) => ({
+      id: q.id,
+      author: q.author,
+      work: q.work,
+      genre: q.genre,
+      source: q.source,
+      quote: q.quote,
+    })),
+  );
 }
