@@ -743,9 +743,15 @@ describe('the read protocol', () => {
     ]);
   });
 
+  /** What an engine of {@link catalogueOfIds} does from some point on: each answer late, each range of ids from another catalogue. */
+  interface Later {
+    delayMs?: number;
+    rangeVersion?: string;
+  }
+
   /** An engine holding `ids` (ascending) in catalogue `version`, answering what `random({})` reads. */
-  const catalogueOfIds = (ids: readonly number[], version = 'v1') =>
-    scriptedEngine((request) => {
+  const catalogueOfIds = (ids: readonly number[], version = 'v1', later: Later = {}) => {
+    const answer = (request: Recorded): Reply => {
       const byId = /^\/indexes\/quotes\/documents\/(\d+)\?/.exec(request.url);
       if (byId !== null) {
         const id = Number(byId[1]);
@@ -765,9 +771,14 @@ describe('the read protocol', () => {
       const sorted = body.sort?.[0] === 'id:desc' ? [...matches].reverse() : matches;
       const results = sorted
         .slice(body.offset, body.offset + body.limit)
-        .map((id) => ({ id, catalogue_version: version }));
+        .map((id) => ({ id, catalogue_version: range === null ? version : (later.rangeVersion ?? version) }));
       return { status: 200, json: fetched(results, matches.length, body.offset, body.limit) };
+    };
+    return scriptedEngine((request) => {
+      const reply = answer(request);
+      return later.delayMs === undefined ? reply : { ...reply, delayMs: later.delayMs };
     });
+  };
 
   /** Every page planned as a deep one, with the id ranges of the adapter's defaults. */
   const openDeep = (host: string) =>
@@ -816,6 +827,36 @@ describe('the read protocol', () => {
     expect(String(await page(3, 'desc'))).toBe('{"items":[{"id":5}],"of":[1,7]}');
     // Past the last page the counted way confirms it: a total and no quote.
     expect(await page(4, 'asc')).toEqual({ items: [], total: 7 });
+    await index.close();
+  });
+
+  it('gives a deep page in id order read as bytes and then the plain way no longer than the timeout', async () => {
+    // Quick at first, so that the version and both ends of the ids are known; then every read
+    // takes 200 ms and each range of ids comes from another catalogue, so the bytes are refused
+    // and the page is read again the plain way, within what is left of the same timeout.
+    const later: Later = {};
+    engine = await catalogueOfIds([5, 6, 7, 8, 9, 10, 11], 'v1', later);
+    const index = openMeiliCatalogue({
+      host: engine.host,
+      apiKey: 'k',
+      index: 'quotes',
+      timeoutMs: 500,
+      shallowOffset: 0,
+    });
+    const envelope = { head: '', tail: () => '' };
+    const query: ListQuery = { filters: {}, sort: [], page: 2, limit: 3, fields: ['id'] };
+    expect(String(await index.listJson?.(query, envelope))).toBe('[{"id":8},{"id":9},{"id":10}]');
+    later.delayMs = 200;
+    later.rangeVersion = 'v2';
+    const started = performance.now();
+    const settled = await index.listJson?.(query, envelope).then(
+      () => 'answered',
+      (error: unknown) => error,
+    );
+    const ms = performance.now() - started;
+    expect(settled).toBeInstanceOf(CatalogueUnavailableError);
+    expect((settled as Error).message).toMatch(/did not answer within 500 ms/);
+    expect(ms).toBeLessThan(590);
     await index.close();
   });
 

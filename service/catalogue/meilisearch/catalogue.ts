@@ -327,19 +327,22 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async #listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult> {
-    if (query.filters.q !== undefined) return this.#list(query);
+    // One deadline for the whole call: a raw read given up on leaves `list` only what remains.
+    const deadline = this.#deadline();
+    if (query.filters.q !== undefined) return this.#list(query, deadline);
     let page: RawPage | ListResult;
     if (this.#shallow(query)) {
       const plan = pageRequest(query);
       if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
-      const read = await this.#fetchPage(plan.request, retrievedFields(query.fields), this.#deadline());
+      const read = await this.#fetchPage(plan.request, retrievedFields(query.fields), deadline);
       if (!('items' in read)) {
         return { items: read.results.map((hit) => projectHit(hit, query.fields)), total: read.total };
       }
       page = read;
     } else {
       page =
-        (this.#byIdRanges(query) ? await this.#rawPageById(query) : undefined) ?? (await this.#list(query));
+        (this.#byIdRanges(query) ? await this.#rawPageById(query, deadline) : undefined) ??
+        (await this.#list(query, deadline));
       if (!Buffer.isBuffer(page.items)) return page as ListResult;
     }
     const { items, total, count } = page as RawPage;
@@ -367,8 +370,7 @@ class MeiliCatalogue implements CatalogueIndex {
    * (meilisearch/json.ts); undefined where #pageById would be, or for an answer of another shape,
    * which `list` then reads the plain way.
    */
-  async #rawPageById(query: ListQuery): Promise<RawPage | undefined> {
-    const deadline = this.#deadline();
+  async #rawPageById(query: ListQuery, deadline: number): Promise<RawPage | undefined> {
     const range = await this.#idRange(query, deadline);
     if (range === undefined) return undefined;
     const { span, request } = range;
@@ -390,9 +392,8 @@ class MeiliCatalogue implements CatalogueIndex {
     return (query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET);
   }
 
-  async #list(query: ListQuery): Promise<ListResult> {
-    if (query.filters.q !== undefined) return this.#searchList(query);
-    const deadline = this.#deadline();
+  async #list(query: ListQuery, deadline = this.#deadline()): Promise<ListResult> {
+    if (query.filters.q !== undefined) return this.#searchList(query, deadline);
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
     if (this.#shallow(query)) {
       const plan = pageRequest(query);
@@ -718,8 +719,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   /** `list` with `q` (meilisearch/search.ts): one search, or two in one request and perhaps a third. */
-  async #searchList(query: ListQuery): Promise<ListResult> {
-    const deadline = this.#deadline();
+  async #searchList(query: ListQuery, deadline: number): Promise<ListResult> {
     const toItems = (response: SearchResponse) => {
       if (cutShort(response)) throw cutShortError();
       return response.hits.map((hit) => projectHit(hit, query.fields));
