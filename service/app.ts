@@ -15,8 +15,9 @@ import { openCatalogue } from './catalogue/open.ts';
 import type { CatalogueIndex } from './catalogue/port.ts';
 import { type Config, DEVELOPMENT_USER } from './config.ts';
 import { registerCors } from './cors.ts';
-import { type ApiError, badRequest, toApiError } from './errors.ts';
+import { badRequest, toApiError } from './errors.ts';
 import { AnswerCache, NO_STORE } from './etag.ts';
+import { FailureLog } from './failure-log.ts';
 import {
   answerAfterInFlight,
   answerWhatNodeWouldNot,
@@ -113,6 +114,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // The server and the client-error handler look routes up; they exist before the routes do.
   const knownPath = (path: string) => isKnownPath(app, path);
   const recordRaw = rawAnswerRecorder(metrics);
+  const failures = new FailureLog(deps.now ?? Date.now);
   const app: FastifyInstance = Fastify({
     logger: {
       level: config.logLevel,
@@ -151,7 +153,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
         app.routing(raw, reply.raw);
         return;
       }
-      sendError(request, reply, error);
+      sendError(request, reply, error, failures);
     },
     clientErrorHandler: (error, socket) => answerClientError(error, socket, knownPath, recordRaw),
   });
@@ -162,7 +164,7 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
   // them (OpenAPI) and serialise responses, but never reject a request themselves.
   app.setValidatorCompiler(() => () => true);
   app.setErrorHandler((error, request, reply) => {
-    sendError(request, reply, error);
+    sendError(request, reply, error, failures);
   });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   for (const schema of DIRECTORY_SCHEMAS) app.addSchema(schema);
@@ -224,21 +226,17 @@ function trustProxy(
 }
 
 /** Writes the contract's Error object for anything thrown; 5xx are logged, never explained. */
-function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown): void {
+function sendError(request: FastifyRequest, reply: FastifyReply, error: unknown, failures: FailureLog): void {
   const { apiError, internal } = toApiError(error);
   // Store failures are logged by the rate limiter itself, at most once per 10 s.
-  if (internal && !apiError.reported && !isRateLimitStoreFailure(error)) logFailure(request, apiError, error);
+  if (internal && !apiError.reported && !isRateLimitStoreFailure(error))
+    failures.log(request, apiError, error);
   reply
     .code(apiError.statusCode)
     .headers(apiError.headers)
     .header('cache-control', NO_STORE)
     .type('application/json; charset=utf-8')
     .send(apiError.toBody());
-}
-
-function logFailure(request: FastifyRequest, apiError: ApiError, error: unknown): void {
-  if (apiError.statusCode === 500) request.log.error({ err: error }, 'request failed with an internal error');
-  else request.log.warn({ err: error }, apiError.details);
 }
 
 /**
