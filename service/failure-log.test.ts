@@ -34,7 +34,10 @@ async function serviceWithoutEngine() {
   );
   closing.push(() => app.close());
   const failures = () => lines.filter((line) => line.level === WARN && line.err !== undefined);
-  return { app, failures, advance: (ms: number) => void (now += ms) };
+  const advance = (ms: number) => {
+    now += ms;
+  };
+  return { app, failures, advance };
 }
 
 describe('the log of repeated failures', () => {
