@@ -94,6 +94,12 @@ export class TextIndex {
     return this.#words[at] as string;
   }
 
+  /** The bit set of the quotes whose text holds the word at position `at`, if it is held as one. */
+  bitmap(at: number): Int32Array | null {
+    const k = this.#bitmapOf[at] as number;
+    return k >= 0 ? (this.#bitmaps[k] as Int32Array) : null;
+  }
+
   /** Sets in `bits` the quotes whose text holds the word at position `at`. */
   orInto(bits: Int32Array, at: number): void {
     const k = this.#bitmapOf[at] as number;
