@@ -142,12 +142,14 @@ export function loadTextIndex(arrays: ReadonlyMap<string, Uint8Array | string>, 
   );
 }
 
-/** Number of set bits of a bit set. */
+/**
+ * Number of set bits of a bit set. Without a test for empty words: where they come and go at
+ * random (a search's matches), the mispredicted branch cost three times the count it spared.
+ */
 export function popcount(bits: Int32Array): number {
   let total = 0;
   for (let i = 0; i < bits.length; i++) {
     let x = bits[i] as number;
-    if (x === 0) continue;
     x -= (x >>> 1) & 0x55555555;
     x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
     total += Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
