@@ -192,6 +192,9 @@ class SqliteBuilder implements CatalogueBuilder {
     const count = this.#quotes.count;
     try {
       this.#flush();
+      // FTS5 leaves the words' lists in a dozen segments at a million quotes, which a phrase of
+      // the search merges entry by entry: one segment per word spares that merge.
+      this.#db.exec(`INSERT INTO ${SEARCH_TABLE} (${SEARCH_TABLE}) VALUES ('optimize')`);
       // The texts are written: the page cache has nothing left to offer the columns' computation.
       this.#db.exec('PRAGMA shrink_memory');
       this.#db.exec('BEGIN');
