@@ -10,16 +10,16 @@
  * word from the file. The other filters are one more bit set.
  *
  * Only the first relevance group (the words side by side and in order in the text) needs the
- * words' positions: it is read from the FTS5 table of the file (sqlite/schema.ts) in id order,
- * and only as far as the page needs (all of it only when the page lies beyond it). Its query
- * carries {@link searchToken}s in double quotes (ASCII letters: nothing to escape), the last
+ * words' positions: it is read from the FTS5 table of word pairs of the file (sqlite/schema.ts)
+ * in id order, and only as far as the page needs (all of it only when the page lies beyond it).
+ * Its query carries pair tokens in double quotes (ASCII letters: nothing to escape), the last
  * word expanded into the words of the index that begin with it.
  */
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SortKey } from '../port.ts';
 import { searchToken } from '../search.ts';
 import { type CatalogueColumns, type Selection, type Strategies, selectionOf } from './query.ts';
-import { SEARCH_TABLE } from './schema.ts';
+import { pairToken, SEARCH_TABLE } from './schema.ts';
 import {
   appendRange,
   BITMAP_SHARE,
@@ -263,16 +263,25 @@ export class SqliteSearch {
     return out;
   }
 
-  /** The FTS5 query of the words side by side and in order in the text, or null when none can be. */
+  /**
+   * The FTS5 query of the words side by side and in order in the text, or null when none can be:
+   * their pairs side by side and in order (schema.ts), the last pair's second word expanded.
+   */
   #phraseExpression(words: readonly string[]): string | null {
-    const head = words.slice(0, -1).map(searchToken).join(' ');
-    const lastWord = words.at(-1) as string;
-    const [from, to] = this.#index.wordRange(lastWord, true);
+    const tokens = words.map(searchToken);
+    const last = tokens.length - 1;
+    const [from, to] = this.#index.wordRange(words[last] as string, true);
     if (from >= to) return null;
-    if (to - from > MAX_EXPANDED_WORDS) return `text : "${head} ${searchToken(lastWord)}"*`;
+    let head = '';
+    for (let i = 0; i + 1 < last; i++) head += `${pairToken(tokens[i] as string, tokens[i + 1] as string)} `;
+    const before = tokens[last - 1] as string;
+    if (to - from > MAX_EXPANDED_WORDS)
+      return `pairs : "${head}${pairToken(before, tokens[last] as string)}"*`;
     const phrases: string[] = [];
-    for (let at = from; at < to; at++) phrases.push(`"${head} ${searchToken(this.#index.word(at))}"`);
-    return `text : (${phrases.join(' OR ')})`;
+    for (let at = from; at < to; at++) {
+      phrases.push(`"${head}${pairToken(before, searchToken(this.#index.word(at)))}"`);
+    }
+    return `pairs : (${phrases.join(' OR ')})`;
   }
 }
 
