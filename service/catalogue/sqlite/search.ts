@@ -27,6 +27,7 @@ import {
   hasBit,
   ordsOf,
   popcount,
+  popcountUpTo,
   type TextIndex,
 } from './text-index.ts';
 
@@ -113,7 +114,8 @@ export class SqliteSearch {
     const total = popcount(all);
     const ords: number[] = [];
     if (offset >= total) return { ords, total };
-    const inText = popcount(text);
+    // Exact only when the page reaches past the text group; a first page stops counting early.
+    const inText = popcountUpTo(text, offset + limit);
     if (offset + limit > inText) {
       // The page reaches the third group: the matches whose text lacks a word.
       for (let i = 0; i < all.length; i++) all[i] = (all[i] as number) & ~(text[i] as number);

@@ -157,6 +157,13 @@ export function popcount(bits: Int32Array): number {
   return total;
 }
 
+/** Number of set bits of a bit set, or `limit` if there are at least that many (counted from the start). */
+export function popcountUpTo(bits: Int32Array, limit: number): number {
+  let total = 0;
+  for (let i = 0; i < bits.length && total < limit; i++) total += bitCount(bits[i] as number);
+  return Math.min(total, limit);
+}
+
 /** Number of set bits of one 32-bit word. */
 function bitCount(word: number): number {
   let x = word;
