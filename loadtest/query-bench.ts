@@ -8,11 +8,14 @@
  *
  * Every request is distinct and runs once, cold for its filter set, as an uncached HTTP request
  * would; a second pass repeats them to show the warm cost (counts cached per catalogue version).
+ * The `q` row times as many full-text searches drawn as the HTTP benchmark draws them (runs of 1
+ * to 3 words of the sampled quotes, the last word sometimes cut), apart from the list requests.
  */
 import { parseArgs } from 'node:util';
-import { QUOTE_FIELDS, type QuoteProjection } from '../service/catalogue/port.ts';
+import { QUOTE_FIELDS, type QuoteProjection, words } from '../service/catalogue/port.ts';
 import { openSqliteCatalogue } from '../service/catalogue/sqlite/catalogue.ts';
 import { parseListQuery, parseV1Query, readQuery } from '../service/query.ts';
+import { searchPathsFrom } from './bench/search.ts';
 import { distinctRequests, type MixKind, samplePages, seededRandom, vocabularyFrom } from './lib/mix.ts';
 
 const USAGE = 'usage: npm run bench:query -- <catalogue.db> [--queries N] [--seed S]';
@@ -66,6 +69,10 @@ try {
     all.push(...cold);
     rows.push(row(kind, cold, warm));
   }
+  const texts = samples.map((quote) => words(String(quote.quote))).filter((own) => own.length > 0);
+  const searches = searchPathsFrom(texts, random, perKind).map((path) => parseListQuery(readQuery(path)));
+  const searchCold = await timeAll(searches);
+  const searchWarm = await timeAll(searches);
   console.log(`catalogue: ${info.count} quotes (version ${info.version}); node ${process.version}`);
   console.log('| kind | queries | cold p50 ms | cold p90 ms | cold p99 ms | warm p50 ms | warm p99 ms |');
   console.log('|---|---|---|---|---|---|---|');
@@ -74,6 +81,7 @@ try {
   console.log(
     `| all | ${sorted.length} | ${fmt(q(sorted, 0.5))} | ${fmt(q(sorted, 0.9))} | ${fmt(q(sorted, 0.99))} | | |`,
   );
+  console.log(row('q', searchCold, searchWarm));
 
   async function timeAll(queries: ReturnType<typeof parseListQuery>[]): Promise<number[]> {
     const out: number[] = [];

@@ -45,6 +45,11 @@ export interface SearchResults {
 export async function searchPaths(file: string, random: Random, count: number): Promise<string[]> {
   const texts = await sampleTexts(file);
   if (texts.length === 0) throw new Error(`no quote text in ${file}`);
+  return searchPathsFrom(texts, random, count);
+}
+
+/** {@link searchPaths} from the words of quotes at hand, one non-empty list per quote. */
+export function searchPathsFrom(texts: readonly string[][], random: Random, count: number): string[] {
   const out = new Set<string>();
   for (let tries = 0; out.size < count && tries < count * 20; tries++) {
     const text = texts[Math.floor(random() * texts.length)] as string[];

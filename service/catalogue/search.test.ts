@@ -52,39 +52,56 @@ describeSearch(
   { phraseFirst: true },
 );
 
-describe('a catalogue file of the format before the word index of the texts', () => {
-  it('serves everything but q, which answers 503 until the indexer rebuilds it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'quotes-search-format5-'));
-    const path = join(dir, 'quotes.db');
-    try {
-      const builder = await createSqliteBuilder({ path });
-      await builder.add(relevanceQuotes());
-      await builder.commit();
-      // What a build of the earlier release wrote: no word index of the texts.
-      const db = new DatabaseSync(path);
-      db.exec(
-        "DELETE FROM columns WHERE name = 'dictionary_text_words' OR name LIKE 'text\\_%' ESCAPE '\\'; UPDATE meta SET value = '5' WHERE key = 'format';",
-      );
-      db.close();
-      const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+describe('a catalogue file of a format before the search table of word pairs', () => {
+  it.each([
+    // No word index of the texts.
+    ['5', "DELETE FROM columns WHERE name = 'dictionary_text_words' OR name LIKE 'text\\_%' ESCAPE '\\';"],
+    // A search table of the words (its rows do not matter here), none of their pairs.
+    [
+      '6',
+      "DROP TABLE IF EXISTS search_pairs; DROP TABLE IF EXISTS search; CREATE VIRTUAL TABLE search USING fts5(text, content='', columnsize=0, tokenize='ascii');",
+    ],
+  ])(
+    'of format %s serves everything but q, which answers 503 until the indexer rebuilds it',
+    async (format, change) => {
+      const dir = await mkdtemp(join(tmpdir(), `quotes-search-format${format}-`));
+      const path = join(dir, 'quotes.db');
       try {
-        const all = await index.list({ filters: {}, sort: [], page: 1, limit: 3, fields: ['id'] });
-        expect(all.items).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
-        const search: ListQuery = { filters: { q: ['garden'] }, sort: [], page: 1, limit: 3, fields: ['id'] };
-        await expect(index.list(search)).rejects.toThrow(CatalogueUnavailableError);
-        await expect(index.list(search)).rejects.toThrow(/before full-text search: run the indexer/);
+        const builder = await createSqliteBuilder({ path });
+        await builder.add(relevanceQuotes());
+        await builder.commit();
+        // What a build of an earlier release wrote.
+        const db = new DatabaseSync(path);
+        db.exec(`${change} UPDATE meta SET value = '${format}' WHERE key = 'format';`);
+        db.close();
+        const index = openSqliteCatalogue({ path, reloadCheckMs: 0 });
+        try {
+          const all = await index.list({ filters: {}, sort: [], page: 1, limit: 3, fields: ['id'] });
+          expect(all.items).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
+          const search: ListQuery = {
+            filters: { q: ['garden'] },
+            sort: [],
+            page: 1,
+            limit: 3,
+            fields: ['id'],
+          };
+          await expect(index.list(search)).rejects.toThrow(CatalogueUnavailableError);
+          await expect(index.list(search)).rejects.toThrow(
+            /built before this release's search index: run the indexer/,
+          );
+        } finally {
+          await index.close();
+        }
       } finally {
-        await index.close();
+        await rm(dir, { recursive: true, force: true });
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 describe('a catalogue file of a format before language', () => {
   it.each([
-    ['3', 'DROP TABLE search; '],
+    ['3', 'DROP TABLE search_pairs; '],
     ['4', ''],
   ])(
     'of format %s is refused, every call answering 503 until the indexer rebuilds it',

@@ -49,8 +49,8 @@ import {
   type ColumnName,
   type Columns,
   dictionaryColumn,
-  FORMAT_WITHOUT_SEARCH,
   FORMATS_WITHOUT_LANGUAGE,
+  FORMATS_WITHOUT_SEARCH,
   META_COUNT,
   META_ENDIANNESS,
   META_FORMAT,
@@ -305,7 +305,7 @@ class Snapshot {
   readonly #json: QuoteJson;
   /** Made on the first facet request: display values are remembered per catalogue file. */
   #facets: FacetCounter | undefined;
-  /** Null for a file of {@link FORMAT_WITHOUT_SEARCH}: `q` answers 503 until it is rebuilt. */
+  /** Null for a file of {@link FORMATS_WITHOUT_SEARCH}: `q` answers 503 until it is rebuilt. */
   readonly #searchIndex: SqliteSearch | null;
 
   static open(path: string, signature: string, strategies: Strategies, plan: TextMemoryPlan): Snapshot {
@@ -333,7 +333,7 @@ class Snapshot {
         `the file (format ${format}) was built before quotes had a language: run the indexer to rebuild it`,
       );
     }
-    if (format !== SCHEMA_FORMAT && format !== FORMAT_WITHOUT_SEARCH) {
+    if (format !== SCHEMA_FORMAT && !FORMATS_WITHOUT_SEARCH.has(format ?? '')) {
       throw new Error(`file format ${format ?? 'unknown'} is not the supported format ${SCHEMA_FORMAT}`);
     }
     if (meta.get(META_ENDIANNESS) !== endianness()) {
@@ -449,7 +449,7 @@ class Snapshot {
   get #search(): SqliteSearch {
     if (this.#searchIndex === null) {
       throw new CatalogueUnavailableError(
-        'the catalogue file was built before full-text search: run the indexer to search it',
+        "the catalogue file was built before this release's search index: run the indexer to search it",
       );
     }
     return this.#searchIndex;

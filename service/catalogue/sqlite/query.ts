@@ -736,23 +736,43 @@ export class CatalogueColumns {
   // What full-text search reads (sqlite/search.ts).
 
   /**
-   * Calls `visit` with each profile whose author name or work title has a word equal to `word`
-   * (with `prefix`, a word beginning with it), from the word indexes of `_like`; a profile may
-   * come twice.
+   * The author (work) words equal to `word`, or with `prefix` beginning with it: positions
+   * [from, to) of that kind's words in code point order, for {@link forEachProfileOfWord}.
    */
-  forEachProfileWithWord(word: string, prefix: boolean, visit: (profile: number) => void): void {
-    for (const kind of ['author', 'work'] as const) {
-      const { words, start, ranks } = this.#words[kind];
-      const from = findFirst(words, word);
-      const to = prefix ? findFirst(words, word + PREFIX_END) : words[from] === word ? from + 1 : from;
-      const groups = this.#groups[kind === 'author' ? 'author_id' : 'work_id'];
-      for (let j = start[from] as number; j < (start[to] as number); j++) {
-        const r = ranks[j] as number;
-        for (let i = groups.start[r] as number; i < (groups.start[r + 1] as number); i++) {
-          visit(groups.profiles[i] as number);
-        }
+  profileWordRange(kind: 'author' | 'work', word: string, prefix: boolean): [number, number] {
+    const { words } = this.#words[kind];
+    const from = findFirst(words, word);
+    if (prefix) return [from, findFirst(words, word + PREFIX_END)];
+    return [from, words[from] === word ? from + 1 : from];
+  }
+
+  /** Number of author (work) words: the end of their positions. */
+  profileWordCount(kind: 'author' | 'work'): number {
+    return this.#words[kind].words.length;
+  }
+
+  /** Calls `visit` with each profile whose author name (work title) has the word at position `at`. */
+  forEachProfileOfWord(kind: 'author' | 'work', at: number, visit: (profile: number) => void): void {
+    const { start, ranks } = this.#words[kind];
+    const groups = this.#groups[kind === 'author' ? 'author_id' : 'work_id'];
+    for (let j = start[at] as number; j < (start[at + 1] as number); j++) {
+      const r = ranks[j] as number;
+      for (let i = groups.start[r] as number; i < (groups.start[r + 1] as number); i++) {
+        visit(groups.profiles[i] as number);
       }
     }
+  }
+
+  /** Number of quotes whose author name (work title) has the word at position `at`. */
+  quotesOfProfileWord(kind: 'author' | 'work', at: number): number {
+    const { start, ranks } = this.#words[kind];
+    const { cumulative } = this.#groups[kind === 'author' ? 'author_id' : 'work_id'];
+    let quotes = 0;
+    for (let j = start[at] as number; j < (start[at + 1] as number); j++) {
+      const r = ranks[j] as number;
+      quotes += (cumulative[r + 1] as number) - (cumulative[r] as number);
+    }
+    return quotes;
   }
 
   /** CSR: the ords of profile p are `ords[start[p] .. start[p + 1])`, ascending. */

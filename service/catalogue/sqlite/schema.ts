@@ -40,30 +40,49 @@
 import { SORT_FIELDS, type SortField } from '../port.ts';
 
 /**
- * Full-text search (`q`, search.ts): the words of each quote's text in an FTS5 table whose rowid
- * is the quote's id, each word as its {@link searchToken} (ASCII letters, which the `ascii`
- * tokenizer keeps whole). It serves only the phrase group of relevance (the words side by side
- * and in order), which needs the words' positions: matches, totals and the other groups come
- * from the word index in memory (sqlite/text-index.ts), and author and work words from the
- * profiles. Contentless, without document sizes (nothing ranks by BM25) and without prefix
- * indexes (a phrase's last word is expanded into the words of the index that begin with it).
+ * Full-text search (`q`, search.ts): the pairs of consecutive words of each quote's text in an
+ * FTS5 table whose rowid is the quote's id, each pair one token ({@link pairToken}, ASCII letters,
+ * which the `ascii` tokenizer keeps whole). It serves only the phrase group of relevance, which
+ * needs the words' positions: k words side by side and in order are their k - 1 pairs side by side
+ * and in order, and the list of a pair is far shorter than those of its words (a common word is
+ * in most quotes, a pair of them in few), so a phrase reads little even where it is rare.
+ * Matches, totals and the other groups come from the word index in memory (sqlite/text-index.ts),
+ * and author and work words from the profiles. Contentless, without document sizes (nothing
+ * ranks by BM25) and without prefix indexes (a phrase's last word is expanded into the words of
+ * the index that begin with it).
  */
-export const SEARCH_TABLE = 'search';
-const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(text, content='', columnsize=0, tokenize='ascii');`;
+export const SEARCH_TABLE = 'search_pairs';
+const CREATE_SEARCH_TABLE = `CREATE VIRTUAL TABLE ${SEARCH_TABLE} USING fts5(pairs, content='', columnsize=0, tokenize='ascii');`;
+
+/**
+ * The token of two consecutive words, from their {@link searchToken}s: joined by `q`, never one of
+ * their letters, so the pairs whose first word is `a` and whose second begins with `b` are exactly
+ * the tokens that begin with `pairToken(a, b)`.
+ */
+export const pairToken = (first: string, second: string): string => `${first}q${second}`;
+
+/** The text of a quote's row of the search table: its pairs in order (none for one word). */
+export function pairsText(tokens: readonly string[]): string {
+  const pairs: string[] = [];
+  for (let i = 0; i + 1 < tokens.length; i++)
+    pairs.push(pairToken(tokens[i] as string, tokens[i + 1] as string));
+  return pairs.join(' ');
+}
 
 /** Bumped when the file layout changes; readers refuse other formats. */
-export const SCHEMA_FORMAT = '6';
+export const SCHEMA_FORMAT = '7';
 /**
  * The format before `language` (4), and the one before the search table (3): refused, since no
  * quote of them could be answered whole; the message says to run the indexer.
  */
 export const FORMATS_WITHOUT_LANGUAGE: ReadonlySet<string> = new Set(['3', '4']);
 /**
- * The format before the word index of the texts (5, whose search table also held author and
- * work words and prefix indexes): read as well, so that a service upgraded before its file is
- * rebuilt keeps serving everything but `q` (which answers 503 until the indexer runs).
+ * The formats before the word index of the texts (5) and before the search table of word pairs
+ * (6, whose search table held the words, which a rare phrase of common words read whole): read as
+ * well, so that a service upgraded before its file is rebuilt keeps serving everything but `q`
+ * (which answers 503 until the indexer runs).
  */
-export const FORMAT_WITHOUT_SEARCH = '5';
+export const FORMATS_WITHOUT_SEARCH: ReadonlySet<string> = new Set(['5', '6']);
 
 export const CREATE_TABLES = `
 CREATE TABLE texts (id INTEGER PRIMARY KEY, source TEXT NOT NULL, quote TEXT NOT NULL);

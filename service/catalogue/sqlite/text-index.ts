@@ -94,6 +94,12 @@ export class TextIndex {
     return this.#words[at] as string;
   }
 
+  /** The bit set of the quotes whose text holds the word at position `at`, if it is held as one. */
+  bitmap(at: number): Int32Array | null {
+    const k = this.#bitmapOf[at] as number;
+    return k >= 0 ? (this.#bitmaps[k] as Int32Array) : null;
+  }
+
   /** Sets in `bits` the quotes whose text holds the word at position `at`. */
   orInto(bits: Int32Array, at: number): void {
     const k = this.#bitmapOf[at] as number;
@@ -136,17 +142,26 @@ export function loadTextIndex(arrays: ReadonlyMap<string, Uint8Array | string>, 
   );
 }
 
-/** Number of set bits of a bit set. */
+/**
+ * Number of set bits of a bit set. Without a test for empty words: where they come and go at
+ * random (a search's matches), the mispredicted branch cost three times the count it spared.
+ */
 export function popcount(bits: Int32Array): number {
   let total = 0;
   for (let i = 0; i < bits.length; i++) {
     let x = bits[i] as number;
-    if (x === 0) continue;
     x -= (x >>> 1) & 0x55555555;
     x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
     total += Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
   }
   return total;
+}
+
+/** Number of set bits of a bit set, or `limit` if there are at least that many (counted from the start). */
+export function popcountUpTo(bits: Int32Array, limit: number): number {
+  let total = 0;
+  for (let i = 0; i < bits.length && total < limit; i++) total += bitCount(bits[i] as number);
+  return Math.min(total, limit);
 }
 
 /** Number of set bits of one 32-bit word. */
