@@ -99,6 +99,14 @@ export function loadConfig(env: Env = process.env): Config {
       `MEILI_HOST must be an http:// or https:// URL with a host, got '${elideBeforeLastAt(meiliHost)}'`,
     );
   }
+  const meiliUrl = new URL(meiliHost);
+  // Never sent (the engine reads a bearer key), and the host is named in every engine failure
+  // the service and the indexer log: a password there would only leak.
+  if (meiliUrl.username !== '' || meiliUrl.password !== '') {
+    throw new ConfigError(
+      `MEILI_HOST must not hold a user name or password: the engine's key is MEILI_API_KEY (MEILI_ADMIN_KEY for the indexer), got '${elideBeforeLastAt(meiliHost)}'`,
+    );
+  }
   const meiliIndex = optional(env, 'MEILI_INDEX') ?? 'quotes';
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(meiliIndex)) {
     throw new ConfigError(`MEILI_INDEX must be 1 to 200 letters, digits, '-' or '_', got '${meiliIndex}'`);
