@@ -133,6 +133,15 @@ describe('docker-compose.yml', () => {
     expect(svc.volumes).toEqual(['meili-search-key:/run/meili-keys:ro']);
   });
 
+  it("gives the indexer the service's MEILI_TIMEOUT_MS, which it writes as the index's searchCutoffMs", () => {
+    // Otherwise a MEILI_TIMEOUT_MS of .env reaches the service only: above the default the engine
+    // cuts searches short (503) before the service stops waiting; below it, searches the service
+    // gave up on run on in the engine.
+    const timeout = service('service').environment?.MEILI_TIMEOUT_MS;
+    expect(timeout).toMatch(/^\$\{MEILI_TIMEOUT_MS:-\d+\}$/);
+    expect(service('indexer').environment?.MEILI_TIMEOUT_MS).toBe(timeout);
+  });
+
   it('keeps each Meilisearch key in a volume of its own: the service never mounts the indexer key', () => {
     expect(service('meili-keys').volumes).toEqual([
       'meili-indexer-key:/run/meili-key-step/indexer',
