@@ -1161,6 +1161,48 @@ describe('the read protocol', () => {
     }
   });
 
+  it('serves a page it has read at once, without reading the catalogue version again from an engine that has stopped answering', async () => {
+    // The page takes longer than the version is kept in memory; every later read hangs.
+    let versionReads = 0;
+    engine = await scriptedEngine((request) => {
+      if ((request.body as { fields?: string[] } | undefined)?.fields?.[0] === 'catalogue_version') {
+        versionReads++;
+        return versionReads === 1
+          ? { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) }
+          : undefined;
+      }
+      if (request.url === FETCH) {
+        return { status: 200, json: fetched([{ id: 1 }], 3, 0, 1), delayMs: INFO_TTL_MS + 200 };
+      }
+      return undefined;
+    });
+    const app = await buildApp(
+      loadConfig({
+        SEARCH_BACKEND: 'meilisearch',
+        MEILI_HOST: engine.host,
+        MEILI_TIMEOUT_MS: '2000',
+        LOG_LEVEL: 'silent',
+      }),
+    );
+    try {
+      const started = performance.now();
+      const response = await app.inject({
+        method: 'GET',
+        url: '/quotes?limit=1&fields=id',
+        headers: { 'x-bypass-auth': 'true' },
+      });
+      const ms = performance.now() - started;
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toBe(
+        '{"items":[{"id":1}],"pagination":{"page":1,"limit":1,"total_pages":3,"total_quotes":3}}',
+      );
+      // The page's own read, not a second wait of up to MEILI_TIMEOUT_MS after it.
+      expect(ms).toBeLessThan(INFO_TTL_MS + 200 + 700);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('answers a client that half-closes its connection after its request, while the engine is still reading', async () => {
     engine = await scriptedEngine((request) =>
       (request.body as { fields?: string[] } | undefined)?.fields?.[0] === 'catalogue_version'
