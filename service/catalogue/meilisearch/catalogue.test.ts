@@ -1121,6 +1121,36 @@ describe('the read protocol', () => {
     }
   });
 
+  it('stays ready while the engine sheds searches: it answers, and holds the index', async () => {
+    // A search queue that is full refuses searches only; documents are still read. A real engine
+    // refuses them only while its queue is full, which no test can hold steady.
+    engine = await scriptedEngine((request) => {
+      if (request.url.endsWith('/search') || request.url === '/multi-search') {
+        return apiError(
+          503,
+          'too_many_search_requests',
+          'Too many search requests running at the same time: 1000.',
+        );
+      }
+      return { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) };
+    });
+    const app = await buildApp(
+      loadConfig({ SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.host, LOG_LEVEL: 'silent' }),
+    );
+    const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-bypass-auth': 'true' } });
+    try {
+      expect((await get('/ready')).statusCode).toBe(200);
+      const shed = await get('/quotes?q=truth+universally&fields=id');
+      expect(shed.statusCode).toBe(503);
+      expect(shed.headers['retry-after']).toBe(String(ENGINE_BUSY_RETRY_AFTER_S));
+      const ready = await get('/ready');
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json()).toEqual({ status: 'ready' });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('turns /ready to 503 within 250 ms of a quote request that found the engine hung, and back once it answers', async () => {
     let hung = false;
     engine = await scriptedEngine((request) => {
