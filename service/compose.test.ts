@@ -453,6 +453,19 @@ describe('the key step', () => {
     }
   });
 
+  it('refuses a MEILI_HOST holding a user name or password, without printing it', async () => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MEILI_HOST: 'http://proxyuser:s3cret@127.0.0.1:9',
+      MEILI_MASTER_KEY: 'master-key-0123456789',
+    };
+    const result = await run(process.execPath, ['deploy/meili-keys.ts', tmpdir()], { env });
+    expect([result.code, result.stderr.trim()]).toEqual([
+      2,
+      "MEILI_HOST must not hold a user name or password: the engine's key is MEILI_API_KEY (MEILI_ADMIN_KEY for the indexer), got 'http://…@127.0.0.1:9'",
+    ]);
+  });
+
   it('refuses to run without the master key', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, MEILI_HOST: 'http://127.0.0.1:9' };
     delete env.MEILI_MASTER_KEY;
