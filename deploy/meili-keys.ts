@@ -19,6 +19,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Key, Meilisearch } from 'meilisearch';
 import { parseCommandLine, UsageError } from '../service/command-line.ts';
+import { meiliHostProblem } from '../service/config.ts';
 
 /**
  * What the indexer does: list indexes, create a build index, configure and fill it, read its
@@ -129,6 +130,11 @@ async function main(args: string[]): Promise<number> {
   }
   if (masterKey === undefined || masterKey === '') {
     console.error('MEILI_MASTER_KEY is required (the keys are created with it)');
+    return 2;
+  }
+  const hostProblem = meiliHostProblem(host);
+  if (hostProblem !== undefined) {
+    console.error(hostProblem);
     return 2;
   }
   const client = new Meilisearch({ host, apiKey: masterKey, timeout: 10_000 });

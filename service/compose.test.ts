@@ -133,6 +133,15 @@ describe('docker-compose.yml', () => {
     expect(svc.volumes).toEqual(['meili-search-key:/run/meili-keys:ro']);
   });
 
+  it("gives the indexer the service's MEILI_TIMEOUT_MS, which it writes as the index's searchCutoffMs", () => {
+    // Otherwise a MEILI_TIMEOUT_MS of .env reaches the service only: above the default the engine
+    // cuts searches short (503) before the service stops waiting; below it, searches the service
+    // gave up on run on in the engine.
+    const timeout = service('service').environment?.MEILI_TIMEOUT_MS;
+    expect(timeout).toMatch(/^\$\{MEILI_TIMEOUT_MS:-\d+\}$/);
+    expect(service('indexer').environment?.MEILI_TIMEOUT_MS).toBe(timeout);
+  });
+
   it('keeps each Meilisearch key in a volume of its own: the service never mounts the indexer key', () => {
     expect(service('meili-keys').volumes).toEqual([
       'meili-indexer-key:/run/meili-key-step/indexer',
@@ -442,6 +451,19 @@ describe('the key step', () => {
       await api.close();
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses a MEILI_HOST holding a user name or password, without printing it', async () => {
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      MEILI_HOST: 'http://proxyuser:s3cret@127.0.0.1:9',
+      MEILI_MASTER_KEY: 'master-key-0123456789',
+    };
+    const result = await run(process.execPath, ['deploy/meili-keys.ts', tmpdir()], { env });
+    expect([result.code, result.stderr.trim()]).toEqual([
+      2,
+      "MEILI_HOST must not hold a user name or password: the engine's key is MEILI_API_KEY (MEILI_ADMIN_KEY for the indexer), got 'http://…@127.0.0.1:9'",
+    ]);
   });
 
   it('refuses to run without the master key', async () => {

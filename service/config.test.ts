@@ -104,6 +104,26 @@ describe('addresses and URLs', () => {
       );
     }
   });
+
+  it('rejects a MEILI_HOST holding a user name or password, without echoing it', () => {
+    // Neither the service nor the indexer would send them (the key is MEILI_API_KEY /
+    // MEILI_ADMIN_KEY), and the host is named in every engine failure that is logged.
+    for (const [bad, shown] of [
+      ['http://proxyuser:s3cret@meili:7700', 'http://…@meili:7700'],
+      ['https://s3cret@meili.example.com', 'https://…@meili.example.com'],
+      ['http://:s3cret@127.0.0.1:7700/engine', 'http://…@127.0.0.1:7700/engine'],
+    ]) {
+      let message = '';
+      try {
+        loadConfig({ MEILI_HOST: bad });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message, bad).toBe(
+        `MEILI_HOST must not hold a user name or password: the engine's key is MEILI_API_KEY (MEILI_ADMIN_KEY for the indexer), got '${shown}'`,
+      );
+    }
+  });
 });
 
 describe('MEILI_DEEP_READS', () => {

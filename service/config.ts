@@ -94,11 +94,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('REDIS_URL is required when RATE_LIMIT_STORE=redis (e.g. redis://127.0.0.1:6379)');
   }
   const meiliHost = optional(env, 'MEILI_HOST') ?? 'http://127.0.0.1:7700';
-  if (!isUrl(meiliHost, ['http:', 'https:'])) {
-    throw new ConfigError(
-      `MEILI_HOST must be an http:// or https:// URL with a host, got '${elideBeforeLastAt(meiliHost)}'`,
-    );
-  }
+  const meiliHostError = meiliHostProblem(meiliHost);
+  if (meiliHostError !== undefined) throw new ConfigError(meiliHostError);
   const meiliIndex = optional(env, 'MEILI_INDEX') ?? 'quotes';
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(meiliIndex)) {
     throw new ConfigError(`MEILI_INDEX must be 1 to 200 letters, digits, '-' or '_', got '${meiliIndex}'`);
@@ -171,6 +168,23 @@ function optional(env: Env, name: string): string | undefined {
 }
 
 /** Whether `value` parses as a URL of one of `protocols` that names a host (and a valid port). */
+/**
+ * What is wrong with a MEILI_HOST value, as the one line that stops the program, or undefined.
+ * Also read by the compose key step (deploy/meili-keys.ts), which takes MEILI_HOST on its own.
+ */
+export function meiliHostProblem(value: string): string | undefined {
+  if (!isUrl(value, ['http:', 'https:'])) {
+    return `MEILI_HOST must be an http:// or https:// URL with a host, got '${elideBeforeLastAt(value)}'`;
+  }
+  const url = new URL(value);
+  // Never sent (the engine reads a bearer key), and the host is named in every engine failure
+  // the service and the indexer log: a password there would only leak.
+  if (url.username !== '' || url.password !== '') {
+    return `MEILI_HOST must not hold a user name or password: the engine's key is MEILI_API_KEY (MEILI_ADMIN_KEY for the indexer), got '${elideBeforeLastAt(value)}'`;
+  }
+  return undefined;
+}
+
 function isUrl(value: string, protocols: readonly string[]): boolean {
   if (!URL.canParse(value)) return false;
   const url = new URL(value);

@@ -108,10 +108,18 @@ export async function answer(
     const produced = await produce();
     // Bytes are a body already written (listBody); an object goes through the route's compiled
     // response serialiser, exactly as Fastify would apply it.
-    body = Buffer.isBuffer(produced) ? produced : bodyBytes(reply.serialize(produced) as string);
+    const written = Buffer.isBuffer(produced) ? produced : bodyBytes(reply.serialize(produced) as string);
+    body = written;
     // Kept only if the catalogue did not change meanwhile (an answer stored under a version must
-    // be that version's answer), and only for a request asked before.
-    if ((await catalogue.info()).version === version) answers.offer(version, key, { etag, body });
+    // be that version's answer), and only for a request asked before. The answer does not wait
+    // for that check: the version may have to be read from the engine again, which could hold an
+    // answer already read for up to MEILI_TIMEOUT_MS more, or turn it into a 503.
+    catalogue.info().then(
+      (now) => {
+        if (now.version === version) answers.offer(version, key, { etag, body: written });
+      },
+      () => {},
+    );
   }
   if (ifNoneMatchHits(condition, etag, true)) return notModified(reply, etag, body);
   return reply

@@ -1121,6 +1121,36 @@ describe('the read protocol', () => {
     }
   });
 
+  it('stays ready while the engine sheds searches: it answers, and holds the index', async () => {
+    // A search queue that is full refuses searches only; documents are still read. A real engine
+    // refuses them only while its queue is full, which no test can hold steady.
+    engine = await scriptedEngine((request) => {
+      if (request.url.endsWith('/search') || request.url === '/multi-search') {
+        return apiError(
+          503,
+          'too_many_search_requests',
+          'Too many search requests running at the same time: 1000.',
+        );
+      }
+      return { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) };
+    });
+    const app = await buildApp(
+      loadConfig({ SEARCH_BACKEND: 'meilisearch', MEILI_HOST: engine.host, LOG_LEVEL: 'silent' }),
+    );
+    const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-bypass-auth': 'true' } });
+    try {
+      expect((await get('/ready')).statusCode).toBe(200);
+      const shed = await get('/quotes?q=truth+universally&fields=id');
+      expect(shed.statusCode).toBe(503);
+      expect(shed.headers['retry-after']).toBe(String(ENGINE_BUSY_RETRY_AFTER_S));
+      const ready = await get('/ready');
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json()).toEqual({ status: 'ready' });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('turns /ready to 503 within 250 ms of a quote request that found the engine hung, and back once it answers', async () => {
     let hung = false;
     engine = await scriptedEngine((request) => {
@@ -1156,6 +1186,48 @@ describe('the read protocol', () => {
         ready = await get('/ready');
       }
       expect(ready.statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('serves a page it has read at once, without reading the catalogue version again from an engine that has stopped answering', async () => {
+    // The page takes longer than the version is kept in memory; every later read hangs.
+    let versionReads = 0;
+    engine = await scriptedEngine((request) => {
+      if ((request.body as { fields?: string[] } | undefined)?.fields?.[0] === 'catalogue_version') {
+        versionReads++;
+        return versionReads === 1
+          ? { status: 200, json: fetched([{ catalogue_version: 'v1' }], 3, 0, 1) }
+          : undefined;
+      }
+      if (request.url === FETCH) {
+        return { status: 200, json: fetched([{ id: 1 }], 3, 0, 1), delayMs: INFO_TTL_MS + 200 };
+      }
+      return undefined;
+    });
+    const app = await buildApp(
+      loadConfig({
+        SEARCH_BACKEND: 'meilisearch',
+        MEILI_HOST: engine.host,
+        MEILI_TIMEOUT_MS: '2000',
+        LOG_LEVEL: 'silent',
+      }),
+    );
+    try {
+      const started = performance.now();
+      const response = await app.inject({
+        method: 'GET',
+        url: '/quotes?limit=1&fields=id',
+        headers: { 'x-bypass-auth': 'true' },
+      });
+      const ms = performance.now() - started;
+      expect(response.statusCode).toBe(200);
+      expect(response.body).toBe(
+        '{"items":[{"id":1}],"pagination":{"page":1,"limit":1,"total_pages":3,"total_quotes":3}}',
+      );
+      // The page's own read, not a second wait of up to MEILI_TIMEOUT_MS after it.
+      expect(ms).toBeLessThan(INFO_TTL_MS + 200 + 700);
     } finally {
       await app.close();
     }

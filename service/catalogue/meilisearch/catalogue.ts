@@ -11,7 +11,7 @@
  * out, answering 5xx or non-JSON, refusing the key, or holding no index yet. Any other refusal
  * is a request this adapter built wrongly, a bug, and is rethrown as is (HTTP 500). After a
  * failure, {@link CatalogueIndex.recentFailure} names it (so `/ready` answers 503 at once) until
- * a read succeeds.
+ * a read succeeds; a search the engine shed for load is no such failure.
  *
  * Live reload comes for free: the indexer swaps a finished index into the live name, and the
  * next read sees it. A call made of two reads checks that both saw the same number of matches,
@@ -1144,7 +1144,11 @@ class MeiliCatalogue implements CatalogueIndex {
     );
   }
 
-  /** One engine request; a failure the engine's state explains is remembered for `info`. */
+  /**
+   * One engine request; a failure the engine's state explains is remembered for `info`. A search
+   * the engine shed for load (Retry-After) is not: the engine answered, and still holds the index,
+   * and it is the same engine for every replica, which would all turn unready at once.
+   */
   async #call<T>(request: () => Promise<T>): Promise<T> {
     try {
       const answer = await request();
@@ -1152,7 +1156,7 @@ class MeiliCatalogue implements CatalogueIndex {
       return answer;
     } catch (error) {
       const portError = toPortError(error, this.#options);
-      if (portError instanceof CatalogueUnavailableError) {
+      if (portError instanceof CatalogueUnavailableError && portError.retryAfterSeconds === undefined) {
         this.#failure = portError;
       }
       throw portError;
