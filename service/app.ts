@@ -11,6 +11,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { createAuthenticator } from './auth.ts';
+import { asOneRequest } from './catalogue/budget.ts';
 import { openCatalogue } from './catalogue/open.ts';
 import type { CatalogueIndex } from './catalogue/port.ts';
 import { type Config, DEVELOPMENT_USER } from './config.ts';
@@ -208,6 +209,13 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     quotes.addHook('onRequest', (request, _reply, done) =>
       done(emptyParamError(request) ?? authenticate(request)),
     );
+    // Every engine read made for one request ends by one deadline (catalogue/budget.ts).
+    quotes.addHook('onRoute', (route) => {
+      const handler = route.handler;
+      route.handler = function (this: FastifyInstance, request, reply) {
+        return asOneRequest(() => handler.call(this, request, reply));
+      };
+    });
     await quotes.register(quoteRoutes, { catalogue, answers });
     await quotes.register(facetRoutes, { catalogue, answers });
     await quotes.register(todayRoutes, { catalogue, now: deps.now ?? Date.now });

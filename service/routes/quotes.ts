@@ -5,6 +5,7 @@
  * passed.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { apartFromRequest } from '../catalogue/budget.ts';
 import { type CatalogueIndex, type ListQuery, type QuoteProjection, totalPages } from '../catalogue/port.ts';
 import { notFound } from '../errors.ts';
 import { type AnswerCache, bodyBytes, CACHEABLE, etagFor, ifNoneMatchHits, NO_STORE } from '../etag.ts';
@@ -113,8 +114,9 @@ export async function answer(
     // Kept only if the catalogue did not change meanwhile (an answer stored under a version must
     // be that version's answer), and only for a request asked before. The answer does not wait
     // for that check: the version may have to be read from the engine again, which could hold an
-    // answer already read for up to MEILI_TIMEOUT_MS more, or turn it into a 503.
-    catalogue.info().then(
+    // answer already read for up to MEILI_TIMEOUT_MS more, or turn it into a 503. Nor does it
+    // take the request's time (catalogue/budget.ts), which may be spent by now.
+    apartFromRequest(() => catalogue.info()).then(
       (now) => {
         if (now.version === version) answers.offer(version, key, { etag, body: written });
       },

@@ -20,6 +20,7 @@
 import { randomInt } from 'node:crypto';
 import { MeilisearchApiError, MeilisearchRequestError, MeilisearchRequestTimeOutError } from 'meilisearch';
 import type { Directory } from '../authors.ts';
+import { apartFromRequest, readDeadline } from '../budget.ts';
 import {
   type CatalogueIndex,
   type CatalogueInfo,
@@ -302,14 +303,15 @@ class MeiliCatalogue implements CatalogueIndex {
    * that the first of them does not wait for it. Requests arriving meanwhile share it.
    */
   #warmFacets(): void {
-    this.facets({ filters: {}, facets: [...FACET_FIELDS], limit: MAX_FACET_LIMIT }).catch(
-      (error: unknown) => {
-        this.#options.logger?.warn(
-          { backend: this.kind, err: error },
-          'counting the facets of the new catalogue failed; the first facet request counts them',
-        );
-      },
-    );
+    // Not within the time of the request that found the new catalogue: it serves everyone.
+    apartFromRequest(() =>
+      this.facets({ filters: {}, facets: [...FACET_FIELDS], limit: MAX_FACET_LIMIT }),
+    ).catch((error: unknown) => {
+      this.#options.logger?.warn(
+        { backend: this.kind, err: error },
+        'counting the facets of the new catalogue failed; the first facet request counts them',
+      );
+    });
   }
 
   list(query: ListQuery): Promise<ListResult> {
@@ -1098,9 +1100,12 @@ class MeiliCatalogue implements CatalogueIndex {
     else next(true);
   }
 
-  /** When a port call made now must have its answer: one call is one `MEILI_TIMEOUT_MS`, whatever its reads. */
+  /**
+   * When a port call made now must have its answer: one `MEILI_TIMEOUT_MS` for the call, whatever
+   * its reads, and for the client request it serves, whatever its calls (catalogue/budget.ts).
+   */
   #deadline(): number {
-    return performance.now() + this.#options.timeoutMs;
+    return readDeadline(this.#options.timeoutMs);
   }
 
   /** The engine reads of {@link readPageInRuns}, within the call's deadline. */
