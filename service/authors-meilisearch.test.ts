@@ -3,9 +3,13 @@
  * Meilisearch suite finds one (test-support/meilisearch-engine.ts); each catalogue is built by
  * the real builder with the indexer's key and read with the service's key.
  */
-import { afterAll, describe, inject, it } from 'vitest';
+import { Meilisearch } from 'meilisearch';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { buildApp } from './app.ts';
 import { describeDirectory } from './authors.suite.ts';
-import { fixtureApp } from './test-app.ts';
+import { bundledQuotes } from './catalogue/search.suite.ts';
+import { loadConfig } from './config.ts';
+import { fixtureApp, get } from './test-app.ts';
 import { buildMeiliCatalogue } from './test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 
@@ -33,5 +37,35 @@ if ('skip' in source) {
         await catalogue.remove();
       },
     };
+  });
+
+  describe('authors and works on an index built before them (meilisearch)', () => {
+    it('answers 503 for the authors, names the index missing, and stays ready serving the quotes', async () => {
+      engine ??= source.start(SUITE);
+      const started = await engine;
+      const catalogue = await buildMeiliCatalogue(started, bundledQuotes());
+      const authors = `${catalogue.env.MEILI_INDEX}_authors`;
+      const admin = new Meilisearch({ host: started.host, apiKey: started.masterKey, timeout: 10_000 });
+      await admin.deleteIndex(authors).waitTask({ timeout: 30_000 });
+      const lines: string[] = [];
+      const app = await buildApp(
+        loadConfig({ LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '1000000000', ...catalogue.env }),
+        { logStream: { write: (line: string) => void lines.push(line) } },
+      );
+      try {
+        expect((await get(app, '/quotes?limit=1')).statusCode).toBe(200);
+        const refused = await get(app, '/authors');
+        expect(refused.statusCode).toBe(503);
+        expect(refused.json()).toMatchObject({ code: 503, error: 'service_unavailable' });
+        expect(lines.join('\n')).toContain(`holds no index '${authors}'`);
+        // The engine answered and holds the quotes: the replica stays in rotation.
+        expect((await app.inject('/ready')).statusCode).toBe(200);
+        expect((await get(app, '/quotes?limit=1&page=2')).statusCode).toBe(200);
+      } finally {
+        await app.close();
+        // The authors index is already gone: the others are deleted, and the keys.
+        await catalogue.remove().catch(() => undefined);
+      }
+    });
   });
 }

@@ -232,12 +232,14 @@ class MeiliCatalogue implements CatalogueIndex {
       {
         fetch: <T>(index: string, request: FetchRequest) => {
           const deadline = this.#deadline();
-          return this.#call(() =>
-            this.#http.post<FetchResponse<T>>({
-              path: `indexes/${encodeURIComponent(index)}/documents/fetch`,
-              body: request,
-              deadline,
-            }),
+          return this.#call(
+            () =>
+              this.#http.post<FetchResponse<T>>({
+                path: `indexes/${encodeURIComponent(index)}/documents/fetch`,
+                body: request,
+                deadline,
+              }),
+            index,
           );
         },
         search: (request: object) => {
@@ -1150,23 +1152,34 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   /**
-   * One engine request; a failure the engine's state explains is remembered for `info`. A search
-   * the engine shed for load (Retry-After) is not: the engine answered, and still holds the index,
-   * and it is the same engine for every replica, which would all turn unready at once.
+   * One engine request, to `index` (the quotes' unless said); a failure the engine's state
+   * explains is remembered for `info`. Not remembered, as the engine answered and still holds the
+   * quotes' index: a search it shed for load (Retry-After; it is the same engine for every
+   * replica, which would all turn unready at once), and an authors or works index it lacks (built
+   * by an earlier release: the quotes are still served).
    */
-  async #call<T>(request: () => Promise<T>): Promise<T> {
+  async #call<T>(request: () => Promise<T>, index = this.#options.index): Promise<T> {
     try {
       const answer = await request();
       this.#failure = undefined;
       return answer;
     } catch (error) {
-      const portError = toPortError(error, this.#options);
-      if (portError instanceof CatalogueUnavailableError && portError.retryAfterSeconds === undefined) {
+      const where = index === this.#options.index ? this.#options : { ...this.#options, index };
+      const portError = toPortError(error, where);
+      if (
+        portError instanceof CatalogueUnavailableError &&
+        portError.retryAfterSeconds === undefined &&
+        !(index !== this.#options.index && isIndexNotFound(error))
+      ) {
         this.#failure = portError;
       }
       throw portError;
     }
   }
+}
+
+function isIndexNotFound(error: unknown): boolean {
+  return error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found';
 }
 
 /**
