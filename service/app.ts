@@ -209,13 +209,16 @@ export async function buildApp(config: Config, deps: AppDeps = {}): Promise<Fast
     quotes.addHook('onRequest', (request, _reply, done) =>
       done(emptyParamError(request) ?? authenticate(request)),
     );
-    // Every engine read made for one request ends by one deadline (catalogue/budget.ts).
-    quotes.addHook('onRoute', (route) => {
-      const handler = route.handler;
-      route.handler = function (this: FastifyInstance, request, reply) {
-        return asOneRequest(() => handler.call(this, request, reply));
-      };
-    });
+    // Every engine read made for one request ends by one deadline (catalogue/budget.ts). The
+    // embedded engine reads in process, with no deadline: its requests skip the wrapper's cost.
+    if (catalogue.kind !== 'sqlite') {
+      quotes.addHook('onRoute', (route) => {
+        const handler = route.handler;
+        route.handler = function (this: FastifyInstance, request, reply) {
+          return asOneRequest(() => handler.call(this, request, reply));
+        };
+      });
+    }
     await quotes.register(quoteRoutes, { catalogue, answers });
     await quotes.register(facetRoutes, { catalogue, answers });
     await quotes.register(todayRoutes, { catalogue, now: deps.now ?? Date.now });
