@@ -167,7 +167,6 @@ function optional(env: Env, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
-/** Whether `value` parses as a URL of one of `protocols` that names a host (and a valid port). */
 /**
  * What is wrong with a MEILI_HOST value, as the one line that stops the program, or undefined.
  * Also read by the compose key step (deploy/meili-keys.ts), which takes MEILI_HOST on its own.
@@ -185,6 +184,7 @@ export function meiliHostProblem(value: string): string | undefined {
   return undefined;
 }
 
+/** Whether `value` parses as a URL of one of `protocols` that names a host (and a valid port). */
 function isUrl(value: string, protocols: readonly string[]): boolean {
   if (!URL.canParse(value)) return false;
   const url = new URL(value);

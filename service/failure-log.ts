@@ -36,12 +36,11 @@ export class FailureLog {
     }
     if (seen === undefined && this.#kinds.size >= MAX_KINDS) this.#kinds.clear();
     this.#kinds.set(kind, { at: now, since: 0 });
-    const alike = seen?.since ?? 0;
-    if (alike === 0) request.log.warn({ err: error }, apiError.details);
+    if (seen === undefined || seen.since === 0) request.log.warn({ err: error }, apiError.details);
     else {
       request.log.warn(
-        { err: error, alike },
-        `${apiError.details} (and ${alike} more of the same in the last ${Math.round((now - (seen as { at: number }).at) / 1000)} s, not logged)`,
+        { err: error, alike: seen.since },
+        `${apiError.details} (and ${seen.since} more of the same in the last ${Math.round((now - seen.at) / 1000)} s, not logged)`,
       );
     }
   }

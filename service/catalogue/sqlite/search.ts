@@ -19,7 +19,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { SortKey } from '../port.ts';
 import { searchToken } from '../search.ts';
 import { type CatalogueColumns, type Selection, type Strategies, selectionOf } from './query.ts';
-import { pairToken, SEARCH_TABLE } from './schema.ts';
+import { pairsText, pairToken, SEARCH_TABLE } from './schema.ts';
 import {
   appendRange,
   BITMAP_SHARE,
@@ -274,8 +274,8 @@ export class SqliteSearch {
     const last = tokens.length - 1;
     const [from, to] = this.#index.wordRange(words[last] as string, true);
     if (from >= to) return null;
-    let head = '';
-    for (let i = 0; i + 1 < last; i++) head += `${pairToken(tokens[i] as string, tokens[i + 1] as string)} `;
+    const pairs = pairsText(tokens.slice(0, last));
+    const head = pairs === '' ? '' : `${pairs} `;
     const before = tokens[last - 1] as string;
     if (to - from > MAX_EXPANDED_WORDS)
       return `pairs : "${head}${pairToken(before, tokens[last] as string)}"*`;

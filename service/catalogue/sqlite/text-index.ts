@@ -148,12 +148,7 @@ export function loadTextIndex(arrays: ReadonlyMap<string, Uint8Array | string>, 
  */
 export function popcount(bits: Int32Array): number {
   let total = 0;
-  for (let i = 0; i < bits.length; i++) {
-    let x = bits[i] as number;
-    x -= (x >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    total += Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
-  }
+  for (let i = 0; i < bits.length; i++) total += bitCount(bits[i] as number);
   return total;
 }
 
