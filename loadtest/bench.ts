@@ -27,7 +27,7 @@ import { AUTHORS_CONNECTIONS, AUTHORS_P99_MS, authorByIdPaths, topAuthorPaths } 
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { FACET_REQUESTS, facetPaths } from './bench/facets.ts';
 import { type FeatureKind, featurePaths } from './bench/features.ts';
-import { type LoadResult, measure, measureInTurns } from './bench/load.ts';
+import { type LoadResult, type LoadSpec, measure, measureInTurns } from './bench/load.ts';
 import { encodeBatches, ingestDirect, meiliVersion, startMeili, startRecorder } from './bench/meili.ts';
 import {
   evaluateMeili,
@@ -45,6 +45,7 @@ import {
   INDEXER_ENV,
   INDEXER_NODE_FLAGS,
   killAllNow,
+  MEILI_SERVICE_NODE_FLAGS,
   memoryOf,
   runMeasured,
   SERVICE_NODE_FLAGS,
@@ -116,9 +117,10 @@ async function startService(
   name: string,
   sqlitePath: string,
   extra: NodeJS.ProcessEnv,
+  flags: readonly string[] = SERVICE_NODE_FLAGS,
 ): Promise<{ child: Child; url: string }> {
   const port = await freePort();
-  const child = start(name, process.execPath, [...SERVICE_NODE_FLAGS, join(ROOT, 'service/server.ts')], {
+  const child = start(name, process.execPath, [...flags, join(ROOT, 'service/server.ts')], {
     ...baseEnv(),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
@@ -390,16 +392,24 @@ async function warmUp(
 }
 
 /**
+ * Seconds of each turn when the service and a direct replay at its engine are measured in turns
+ * (measureInTurns): long enough for a run's connections to settle, short enough for several turns
+ * in a run of the default 10 s.
+ */
+const TURN_SECONDS = 2.5;
+
+/**
  * Full-text search, distinct and uncached: 1 to 3 words at 10 connections (latency), then other
  * searches at the run's connections (throughput beside the mix). With `record`, the engine
- * requests behind the 10-connection searches are replayed straight at the engine too.
+ * requests behind the 10-connection searches are recorded first, then replayed straight at the
+ * engine in turns with the service answering them.
  */
 async function measureSearch(
   file: string,
   random: () => number,
   options: BenchOptions,
   target: { baseUrl: string; headers: Record<string, string> },
-  replay?: (paths: string[]) => Promise<{ replay: LoadResult; requestsPerAnswer: number }>,
+  record?: (paths: string[]) => Promise<{ engine: LoadSpec; requestsPerAnswer: number }>,
 ): Promise<SearchResults> {
   // More paths than a run can use: a path asked twice would come from the answer cache.
   const drawn = await searchPaths(file, random, searchDrawCount(options));
@@ -408,8 +418,19 @@ async function measureSearch(
   const first = paths.slice(0, Math.ceil(paths.length / 2));
   const second = paths.slice(first.length);
   const duration = Math.max(1, Math.round(options.duration / 2));
+  const recorded = record === undefined ? undefined : await record(first);
   await warmUp(target, warmupPaths, 10);
-  const at10 = await measure({ ...target, paths: first, connections: 10, duration, warmup: 0 });
+  let at10: LoadResult;
+  let replay: LoadResult | undefined;
+  if (recorded === undefined) {
+    at10 = await measure({ ...target, paths: first, connections: 10, duration, warmup: 0 });
+  } else {
+    [at10, replay] = await measureInTurns(
+      { ...target, paths: first, connections: 10, duration },
+      { ...recorded.engine, connections: 10, duration },
+      TURN_SECONDS,
+    );
+  }
   log(summary(`q, 1 to 3 words, 10 connections (${first.length} paths)`, at10));
   const atConnections = await measure({
     ...target,
@@ -425,8 +446,14 @@ async function measureSearch(
   ] as const) {
     if (run.requests > count) log(`warning: the q run at ${name} connections cycled: answers were cached`);
   }
-  const replayed = replay === undefined ? {} : await replay(first);
-  return { paths: paths.length, at10, atConnections, ...replayed };
+  if (recorded === undefined || replay === undefined) return { paths: paths.length, at10, atConnections };
+  log(
+    summary(
+      `q: the same engine requests replayed in turns with it, 10 connections (${recorded.engine.paths.length})`,
+      replay,
+    ),
+  );
+  return { paths: paths.length, at10, atConnections, replay, requestsPerAnswer: recorded.requestsPerAnswer };
 }
 
 /**
@@ -555,7 +582,12 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       MEILI_HOST: host,
       MEILI_API_KEY: searchKey,
     });
-    const service = await startService('service', join(work, 'unused.db'), meiliEnv(engine.url));
+    const service = await startService(
+      'service',
+      join(work, 'unused.db'),
+      meiliEnv(engine.url),
+      MEILI_SERVICE_NODE_FLAGS,
+    );
     const top = (await (await fetch(`${service.url}/quotes?limit=20`, { headers: auth })).json()) as {
       pagination: { total_quotes: number; total_pages: number };
     };
@@ -576,7 +608,12 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
      */
     async function recordEngineRequests(name: string, paths: string[]) {
       const recorder = await startRecorder(engine.url);
-      const recording = await startService(name, join(work, 'unused.db'), meiliEnv(recorder.url));
+      const recording = await startService(
+        name,
+        join(work, 'unused.db'),
+        meiliEnv(recorder.url),
+        MEILI_SERVICE_NODE_FLAGS,
+      );
       recorder.requests.length = 0;
       const answered = await measure({
         baseUrl: recording.url,
@@ -596,24 +633,36 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       log(`recorded ${requests.length} engine requests for ${answers} answers`);
       await warmUp({ baseUrl: service.url, headers: auth }, mixWarmup, options.connections);
 
-      // CPU per answer of each process: where the time of a slow run goes.
+      // The service and the direct replay in turns on the same engine: a drift of the shared
+      // machine falls on both alike, and the ratio compares like with like. CPU per answer of
+      // each process, summed over its own turns: where the time of a slow run goes.
       const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
-      const mixCpuBefore = [cpuOf(service.child.pid), cpuOf(engine.child.pid)] as const;
-      const mixRun = await measure({ baseUrl: service.url, paths: mix, headers: auth, ...load, warmup: 0 });
-      const perAnswerMs = (before: number, pid: number, count: number) =>
-        ((cpuOf(pid) - before) / count) * 1e3;
+      const cpu = { service: 0, engineForService: 0, engineForReplay: 0 };
+      const [mixRun, replay] = await measureInTurns(
+        { baseUrl: service.url, paths: mix, headers: auth, ...load },
+        { baseUrl: engine.url, paths: requests, ...load },
+        TURN_SECONDS,
+        async (side, run) => {
+          const before = [cpuOf(service.child.pid), cpuOf(engine.child.pid)] as const;
+          const result = await run();
+          if (side === 0) {
+            cpu.service += cpuOf(service.child.pid) - before[0];
+            cpu.engineForService += cpuOf(engine.child.pid) - before[1];
+          } else {
+            cpu.engineForReplay += cpuOf(engine.child.pid) - before[1];
+          }
+          return result;
+        },
+      );
+      const perAnswerMs = (seconds: number, count: number) => ((seconds / count) * 1e3).toFixed(2);
       log(summary(`uncached mix (${mix.length} paths)`, mixRun));
       log(
-        `  CPU per answer: service ${perAnswerMs(mixCpuBefore[0], service.child.pid, mixRun.requests).toFixed(2)} ms, engine ${perAnswerMs(mixCpuBefore[1], engine.child.pid, mixRun.requests).toFixed(2)} ms`,
+        `  CPU per answer: service ${perAnswerMs(cpu.service, mixRun.requests)} ms, engine ${perAnswerMs(cpu.engineForService, mixRun.requests)} ms`,
       );
       if (mixRun.requests > mix.length)
         log(`warning: the mix cycled (${mixRun.requests} requests): answers were cached`);
-      const replayCpuBefore = cpuOf(engine.child.pid);
-      const replay = await measure({ baseUrl: engine.url, paths: requests, ...load });
-      log(summary(`the same engine requests, replayed (${requests.length})`, replay));
-      log(
-        `  engine CPU per request: ${perAnswerMs(replayCpuBefore, engine.child.pid, replay.requests).toFixed(2)} ms`,
-      );
+      log(summary(`the same engine requests, replayed in turns with it (${requests.length})`, replay));
+      log(`  engine CPU per request: ${perAnswerMs(cpu.engineForReplay, replay.requests)} ms`);
       return { mix: mixRun, replay, requestsPerAnswer };
     }
     const mixRuns = want('mix') ? await measureMix() : {};
@@ -716,19 +765,10 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
             'service (recording q)',
             paths,
           );
-          const replayed = await measure({
-            baseUrl: engine.url,
-            paths: engineRequests,
-            connections: 10,
-            duration: Math.max(1, Math.round(options.duration / 2)),
-          });
-          log(
-            summary(
-              `q: the same engine requests replayed, 10 connections (${engineRequests.length})`,
-              replayed,
-            ),
-          );
-          return { replay: replayed, requestsPerAnswer: engineRequests.length / answers };
+          return {
+            engine: { baseUrl: engine.url, paths: engineRequests, connections: 10, duration: 0 },
+            requestsPerAnswer: engineRequests.length / answers,
+          };
         },
       );
     const runOf: Record<FeatureKind, MeiliRun> = {

@@ -115,7 +115,7 @@ describe('docker-compose.yml', () => {
       'deploy/with-meili-key.sh',
       'search',
       'node',
-      '--max-semi-space-size=4',
+      '--max-semi-space-size=16',
       '--no-allocation-site-pretenuring',
       'service/server.ts',
     ]);

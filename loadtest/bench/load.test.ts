@@ -46,6 +46,29 @@ describe('combine', () => {
     expect(combined.seconds).toBeCloseTo(6.15, 6);
   });
 
+  it('reads the percentiles of measured runs from all their requests together', async () => {
+    // 2 slow answers among 350: above the p99 of the 50 requests of one run, below the p99 of all.
+    const server = createServer((request, response) => {
+      if (request.url === '/slow') setTimeout(() => response.end('{}'), 60);
+      else response.end('{}');
+    });
+    const baseUrl = await listen(server);
+    try {
+      const fast = await measure({ baseUrl, paths: ['/fast'], connections: 1, duration: 1, amount: 300 });
+      const paths = ['/slow', '/slow', ...Array.from({ length: 48 }, () => '/fast')];
+      const mixed = await measure({ baseUrl, paths, connections: 1, duration: 1, amount: 50 });
+      expect(mixed.p99).toBeGreaterThanOrEqual(60);
+      const combined = combine([fast, mixed]);
+      expect(combined.requests).toBe(350);
+      expect(combined.p99).toBeLessThan(60);
+      expect(combined.p50).toBeLessThan(60);
+      expect(combined.max).toBeGreaterThanOrEqual(60);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('refuses to combine nothing', () => {
     expect(() => combine([])).toThrow('nothing to combine');
   });
@@ -130,5 +153,31 @@ describe('measureInTurns', () => {
     expect(first.requests).toBeGreaterThan(0);
     expect(second.requests).toBeGreaterThan(0);
     expect(first.non2xx + second.non2xx).toBe(0);
+  });
+
+  it('goes on through the paths of each load from turn to turn, asking none of them twice', async () => {
+    const seen: string[] = [];
+    const server = createServer((request, response) => {
+      seen.push(request.url ?? '');
+      response.end('{}');
+    });
+    const a = await listen(server);
+    try {
+      const paths = Array.from({ length: 100_000 }, (_, i) => `/quotes?page=${i + 1}`);
+      const load = { paths, connections: 2, duration: 0.4 };
+      const [first, second] = await measureInTurns({ baseUrl: a, ...load }, { baseUrl: a, ...load }, 0.1);
+      expect(first.requests).toBeGreaterThan(0);
+      // Each load sends its own paths in order: each path at most twice (once per load), and no
+      // load asks a path again after the first slice.
+      const counts = new Map<string, number>();
+      for (const path of seen) counts.set(path, (counts.get(path) ?? 0) + 1);
+      expect(Math.max(...counts.values())).toBeLessThanOrEqual(2);
+      // A slice ends with up to one request per connection sent but not counted as completed.
+      expect(seen.length).toBeGreaterThanOrEqual(first.requests + second.requests);
+      expect(seen.length).toBeLessThanOrEqual(first.requests + second.requests + 8 * load.connections);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -2,6 +2,7 @@
  * One load run with autocannon (programmatic API), reduced to the numbers the benchmark reports.
  * Failed requests are counted, never dropped: a run with errors is a finding, not a number.
  */
+import type { EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
 
 /** What one run measured. Latencies in milliseconds (autocannon's resolution: 1 ms). */
@@ -46,10 +47,15 @@ export interface LoadSpec {
   amount?: number;
   /** Requests sent before the measured run, whose numbers are thrown away. */
   warmup?: number;
+  /**
+   * Where in `paths` the run starts, moved on by every request it sends: runs that share one go
+   * on through the list where the last stopped instead of asking its first paths again.
+   */
+  cursor?: { at: number };
 }
 
 function options(spec: LoadSpec, limit: { duration: number } | { amount: number }): autocannon.Options {
-  let cursor = 0;
+  const cursor = spec.cursor ?? { at: 0 };
   const paths = spec.paths;
   if (paths.length === 0) throw new Error('a load run needs at least one path');
   const first = paths[0] as string | RequestSpec;
@@ -69,8 +75,8 @@ function options(spec: LoadSpec, limit: { duration: number } | { amount: number 
             {
               method: 'GET',
               setupRequest: (request) => {
-                const next = paths[cursor] as string | RequestSpec;
-                cursor = (cursor + 1) % paths.length;
+                const next = paths[cursor.at % paths.length] as string | RequestSpec;
+                cursor.at = (cursor.at + 1) % paths.length;
                 if (typeof next === 'string') return { ...request, path: next };
                 return {
                   ...request,
@@ -92,14 +98,21 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
   }
   const began = performance.now();
   const limit = spec.amount === undefined ? { duration: spec.duration } : { amount: spec.amount };
-  const result = await autocannon(options(spec, limit));
+  // Without a callback autocannon returns its run's event emitter, made thenable; the types
+  // know only the promise.
+  const run = autocannon(options(spec, limit)) as Promise<autocannon.Result> & EventEmitter;
+  const latencies: number[] = [];
+  run.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+    latencies.push(responseTime);
+  });
+  const result = await run;
   const seconds = (performance.now() - began) / 1000;
   const statuses: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
     statuses[code] = stats.count ?? 0;
   }
   const requests = result.requests.total;
-  return {
+  const measured: LoadResult = {
     // autocannon rounds a run stopped by `amount` up to its 1 s sampling tick: trust the wall clock then.
     rps: requests / Math.max(Math.min(result.duration, seconds), 0.001),
     p50: result.latency.p50,
@@ -113,6 +126,21 @@ export async function measure(spec: LoadSpec): Promise<LoadResult> {
     statuses,
     seconds,
   };
+  LATENCIES.set(measured, latencies);
+  return measured;
+}
+
+/**
+ * The response time of every request of a run, kept beside its result rather than in it (a
+ * result is written to the report as it is): {@link combine} reads the percentiles of several
+ * runs from them.
+ */
+const LATENCIES = new WeakMap<LoadResult, readonly number[]>();
+
+/** The `fraction` percentile of sorted `values`, rounded to autocannon's 1 ms resolution. */
+function percentile(sorted: readonly number[], fraction: number): number {
+  const at = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
+  return Math.round(sorted[at] as number);
 }
 
 /** True when every request of the run completed with a 2xx status. */
@@ -132,22 +160,25 @@ export async function measureInTurns(
   first: LoadSpec,
   second: LoadSpec,
   sliceSeconds = 1,
+  around: (side: 0 | 1, run: () => Promise<LoadResult>) => Promise<LoadResult> = (_side, run) => run(),
 ): Promise<[LoadResult, LoadResult]> {
   // Whole seconds by default: a run of autocannon ends on its next 1 s sample tick anyway.
   const turns = 2 * Math.max(1, Math.round(first.duration / (2 * sliceSeconds)));
-  const slice = (spec: LoadSpec): LoadSpec => ({
-    ...spec,
-    duration: spec.duration / turns,
-    warmup: undefined,
-  });
-  const specs = [first, second] as const;
-  for (const spec of specs) {
-    if (spec.warmup !== undefined && spec.warmup > 0) await measure({ ...slice(spec), amount: spec.warmup });
+  // Each side goes on through its paths from slice to slice: a list of distinct paths stays
+  // distinct across the turns (an answer cache never sees a path twice).
+  const cursors = [first.cursor ?? { at: 0 }, second.cursor ?? { at: 0 }] as const;
+  const slice = (side: 0 | 1): LoadSpec => {
+    const spec = [first, second][side] as LoadSpec;
+    return { ...spec, duration: spec.duration / turns, warmup: undefined, cursor: cursors[side] };
+  };
+  for (const side of [0, 1] as const) {
+    const warmup = [first, second][side]?.warmup;
+    if (warmup !== undefined && warmup > 0) await measure({ ...slice(side), amount: warmup });
   }
   const slices: [LoadResult[], LoadResult[]] = [[], []];
   for (let i = 0; i < turns; i++) {
     for (const side of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
-      slices[side].push(await measure(slice(specs[side])));
+      slices[side].push(await around(side, () => measure(slice(side))));
     }
   }
   return [combine(slices[0]), combine(slices[1])];
@@ -155,8 +186,9 @@ export async function measureInTurns(
 
 /**
  * One result from several runs of the same load (slices taken in turns with another): req/s over
- * the summed time, the median of the slices' p50 and the worst p99 (percentiles do not add up,
- * so the p99 errs on the slow side), counts summed.
+ * the summed time, percentiles of every request of the runs together, counts summed. For runs
+ * measured elsewhere, whose response times are unknown here, the median of their p50 and the
+ * worst p99 (percentiles do not add up, so the p99 errs on the slow side).
  */
 export function combine(runs: readonly LoadResult[]): LoadResult {
   if (runs.length === 0) throw new Error('nothing to combine');
@@ -169,10 +201,14 @@ export function combine(runs: readonly LoadResult[]): LoadResult {
     for (const [code, n] of Object.entries(r.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
   }
   const p50s = runs.map((r) => r.p50).sort((a, b) => a - b);
-  return {
+  const times = runs.map((r) => LATENCIES.get(r));
+  const all = times.every((t) => t !== undefined && t.length > 0)
+    ? (times as (readonly number[])[]).flat().sort((a, b) => a - b)
+    : undefined;
+  const combined: LoadResult = {
     rps: requests / Math.max(busy, 1e-9),
-    p50: p50s[Math.floor((p50s.length - 1) / 2)] as number,
-    p99: Math.max(...runs.map((r) => r.p99)),
+    p50: all === undefined ? (p50s[Math.floor((p50s.length - 1) / 2)] as number) : percentile(all, 0.5),
+    p99: all === undefined ? Math.max(...runs.map((r) => r.p99)) : percentile(all, 0.99),
     mean: sum((r) => r.mean * r.requests) / Math.max(requests, 1),
     requests,
     non2xx: sum((r) => r.non2xx),
@@ -181,4 +217,8 @@ export function combine(runs: readonly LoadResult[]): LoadResult {
     statuses,
     seconds,
   };
+  const maxima = runs.map((r) => r.max).filter((max) => max !== undefined);
+  if (maxima.length > 0) combined.max = Math.max(...maxima);
+  if (all !== undefined) LATENCIES.set(combined, all);
+  return combined;
 }

@@ -5,7 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { UsageError } from '../../service/command-line.ts';
 import { MEILI_RUNS, parseBenchArgs } from './options.ts';
-import { INDEXER_ENV, INDEXER_NODE_FLAGS, SERVICE_NODE_FLAGS } from './processes.ts';
+import {
+  INDEXER_ENV,
+  INDEXER_NODE_FLAGS,
+  MEILI_SERVICE_NODE_FLAGS,
+  SERVICE_NODE_FLAGS,
+} from './processes.ts';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -89,7 +94,7 @@ describe('parseBenchArgs', () => {
 });
 
 describe('the processes the benchmark starts', () => {
-  it('run with the V8 flags of npm start and npm run index, the image and compose', () => {
+  it('run with the V8 flags of npm start and npm run index, the image, and the service of the Compose stack', () => {
     const flags = SERVICE_NODE_FLAGS.join(' ');
     const pkg = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as {
       scripts: { start: string; index: string };
@@ -107,9 +112,9 @@ describe('the processes the benchmark starts', () => {
       ...INDEXER_ENV,
       NODE_OPTIONS: INDEXER_NODE_FLAGS.join(' '),
     });
-    expect(compose.services.service.command.slice(-2 - SERVICE_NODE_FLAGS.length)).toEqual([
+    expect(compose.services.service.command.slice(-2 - MEILI_SERVICE_NODE_FLAGS.length)).toEqual([
       'node',
-      ...SERVICE_NODE_FLAGS,
+      ...MEILI_SERVICE_NODE_FLAGS,
       'service/server.ts',
     ]);
   });
