@@ -4,7 +4,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { DEFAULT_SEARCH_TIMEOUT_MS, MAX_SEARCH_TIMEOUT_MS } from './catalogue/meilisearch/request.ts';
+import {
+  DEFAULT_ENGINE_CONNECTIONS,
+  DEFAULT_SEARCH_TIMEOUT_MS,
+  MAX_SEARCH_TIMEOUT_MS,
+} from './catalogue/meilisearch/request.ts';
 import { CodedError } from './coded-error.ts';
 
 export type SearchBackend = 'sqlite' | 'meilisearch';
@@ -35,6 +39,8 @@ export interface Config {
     timeoutMs: number;
     /** Deep pages one instance has the engine read at once; more answer 503 with Retry-After. */
     deepReads: number;
+    /** Connections one instance keeps to the engine: the requests it works on at once. */
+    connections: number;
   };
   rateLimit: {
     max: number;
@@ -101,6 +107,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`MEILI_INDEX must be 1 to 200 letters, digits, '-' or '_', got '${meiliIndex}'`);
   }
   const apiKey = optional(env, 'MEILI_API_KEY');
+  const deepReads = integer(env, 'MEILI_DEEP_READS', 4, 1, 1_000);
+  const connections = integer(env, 'MEILI_CONNECTIONS', DEFAULT_ENGINE_CONNECTIONS, 2, 1_000);
+  // Deep pages on every connection would leave none to the cheap reads, which would wait behind them.
+  if (connections <= deepReads) {
+    throw new ConfigError(
+      `MEILI_CONNECTIONS (${connections}) must be more than MEILI_DEEP_READS (${deepReads}), so that deep pages never hold every connection to Meilisearch`,
+    );
+  }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: parseHost(optional(env, 'HOST')),
@@ -114,7 +128,8 @@ export function loadConfig(env: Env = process.env): Config {
       adminKey: optional(env, 'MEILI_ADMIN_KEY') ?? apiKey,
       index: meiliIndex,
       timeoutMs: integer(env, 'MEILI_TIMEOUT_MS', DEFAULT_SEARCH_TIMEOUT_MS, 50, MAX_SEARCH_TIMEOUT_MS),
-      deepReads: integer(env, 'MEILI_DEEP_READS', 4, 1, 1_000),
+      deepReads,
+      connections,
     },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT_MAX', 100, 1, 1_000_000_000),

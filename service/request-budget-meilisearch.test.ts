@@ -3,14 +3,13 @@
  * engine answer: a route that reads several times answers 503 once `MEILI_TIMEOUT_MS` has passed
  * since its first read, however long each read took alone.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from './app.ts';
 import { bundledQuotes } from './catalogue/search.suite.ts';
 import { loadConfig } from './config.ts';
 import { get } from './test-app.ts';
+import { type DelayingProxy, delayingProxy } from './test-support/delaying-proxy.ts';
 import { buildMeiliCatalogue, type MeiliCatalogue } from './test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 
@@ -20,49 +19,21 @@ if ('skip' in source) announceSkip(SUITE, source.skip);
 
 const TIMEOUT_MS = 600;
 
-/** An HTTP proxy to `target` that holds each answer `delay.ms` before passing it on. */
-async function delayingProxy(
-  target: string,
-  delay: { ms: number },
-): Promise<{ url: string; server: Server }> {
-  const upstream = new URL(target);
-  const server = createServer((req, res) => {
-    const forward = httpRequest(
-      {
-        host: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path: req.url,
-        headers: req.headers,
-      },
-      (answer) => {
-        setTimeout(() => {
-          if (res.destroyed) return;
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        }, delay.ms);
-      },
-    );
-    forward.on('error', () => res.destroy());
-    req.pipe(forward);
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 describe.skipIf('skip' in source)('one deadline per request on Meilisearch', () => {
   let engine: MeiliEngine | undefined;
   let catalogue: MeiliCatalogue | undefined;
-  let proxy: Server | undefined;
+  let proxy: DelayingProxy | undefined;
   let app: FastifyInstance | undefined;
-  const delay = { ms: 0 };
+  // The proxy's own: each answer is held this long.
+  let delay = { ms: 0 };
 
   beforeAll(async () => {
     if ('skip' in source) return;
     engine = await source.start(SUITE);
     catalogue = await buildMeiliCatalogue(engine, bundledQuotes());
-    const proxied = await delayingProxy(catalogue.env.MEILI_HOST as string, delay);
-    proxy = proxied.server;
+    const proxied = await delayingProxy(catalogue.env.MEILI_HOST as string);
+    proxy = proxied;
+    delay = proxied.delay;
     app = await buildApp(
       loadConfig({
         LOG_LEVEL: 'silent',
@@ -76,8 +47,7 @@ describe.skipIf('skip' in source)('one deadline per request on Meilisearch', () 
 
   afterAll(async () => {
     await app?.close();
-    proxy?.closeAllConnections();
-    await new Promise((done) => (proxy === undefined ? done(undefined) : proxy.close(done)));
+    await proxy?.close();
     await catalogue?.remove();
     await engine?.stop();
   }, 60_000);

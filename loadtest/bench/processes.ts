@@ -258,8 +258,9 @@ export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4', '--no-allocation-s
  * The V8 flags of the service in front of Meilisearch (the Compose stack's `service`): a 16 MB
  * young generation. Its requests wait on the engine across several minor collections, so with
  * 4 MB each collection copied the in-flight requests again: in the uncached mix at 1M the service
- * spent 0.55, 0.55 and 0.56 ms of CPU per answer with 4 MB against 0.45, 0.51 and 0.45 ms with
- * 16 MB. It holds no catalogue, so the larger young generation costs no memory that matters.
+ * spent 0.55 to 0.56 ms of CPU per answer in three runs with 4 MB (0.30 to 0.31 of the engine's
+ * CPU per answer), 0.45 to 0.58 ms in five with 16 MB (0.27 to 0.29 of the engine's). It holds
+ * no catalogue, so the larger young generation costs no memory that matters.
  */
 export const MEILI_SERVICE_NODE_FLAGS = [
   '--max-semi-space-size=16',

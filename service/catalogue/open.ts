@@ -12,6 +12,7 @@ export async function openCatalogue(config: Config, logger?: CatalogueLogger): P
       index: config.meili.index,
       timeoutMs: config.meili.timeoutMs,
       maxDeepReads: config.meili.deepReads,
+      connections: config.meili.connections,
       warmFacets: true,
       logger,
     });

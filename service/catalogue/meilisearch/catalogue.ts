@@ -166,6 +166,8 @@ export interface MeiliCatalogueOptions {
   sampleScan?: number;
   /** Deep pages read at once, default {@link MAX_DEEP_READS}; more wait for a slot, then answer 503. */
   maxDeepReads?: number;
+  /** Requests the engine works on at once (request.ts {@link DEFAULT_ENGINE_CONNECTIONS}); more wait in order. */
+  connections?: number;
   /** Draw several random quotes among many matches by rejection of candidate ids (default true). */
   sampleByIds?: boolean;
   /** Read deep unfiltered pages in id order as ranges of ids when the ids have no gap (default true). */
@@ -215,7 +217,7 @@ class MeiliCatalogue implements CatalogueIndex {
   constructor(options: MeiliCatalogueOptions) {
     this.#options = options;
     // Every request is bounded by its call's deadline (#deadline), which MEILI_TIMEOUT_MS sets.
-    this.#http = engineHttp(options.host, options.apiKey);
+    this.#http = engineHttp(options.host, options.apiKey, options.connections);
     this.#fetchPath = `indexes/${encodeURIComponent(options.index)}/documents/fetch`;
     this.#searchPath = `indexes/${encodeURIComponent(options.index)}/search`;
   }

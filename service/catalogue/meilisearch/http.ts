@@ -10,6 +10,7 @@
  */
 import { MeilisearchApiError, MeilisearchRequestError } from 'meilisearch';
 import { type Dispatcher, Pool } from 'undici';
+import { DEFAULT_ENGINE_CONNECTIONS } from './request.ts';
 
 /** One request: a path under the engine's address, a JSON body or query parameters, a deadline. */
 export interface EngineRequest {
@@ -33,7 +34,15 @@ export interface EngineHttp {
   close(): Promise<void>;
 }
 
-export function engineHttp(host: string, apiKey: string | undefined): EngineHttp {
+/**
+ * The reader's requests over at most `connections` connections: a request beyond them waits in
+ * order for one (within its deadline), so the engine works on at most that many at once.
+ */
+export function engineHttp(
+  host: string,
+  apiKey: string | undefined,
+  connections = DEFAULT_ENGINE_CONNECTIONS,
+): EngineHttp {
   const base = new URL(/^https?:\/\//.test(host) ? host : `http://${host}`);
   // A host with a path (behind a proxy) keeps it in front of every request path.
   const prefix = base.pathname.endsWith('/') ? base.pathname : `${base.pathname}/`;
@@ -48,7 +57,7 @@ export function engineHttp(host: string, apiKey: string | undefined): EngineHttp
   const exchange = async (method: 'GET' | 'POST', { path, body, params, deadline }: EngineRequest) => {
     const query = params === undefined ? '' : `?${new URLSearchParams(params).toString()}`;
     const target = `${prefix}${path}${query}`;
-    pool ??= new Pool(base.origin);
+    pool ??= new Pool(base.origin, { connections });
     const dispatcher = pool;
     try {
       return await new Promise<Answer>((resolve, reject) => {

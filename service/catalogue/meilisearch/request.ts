@@ -67,6 +67,16 @@ export const MAX_SEARCH_TIMEOUT_MS = 60_000;
 export const DEFAULT_SEARCH_TIMEOUT_MS = 2_000;
 
 /**
+ * `MEILI_CONNECTIONS` when unset: the connections one service instance keeps to the engine, and
+ * so the requests it has the engine work on at once; more wait in the service, in order. Given
+ * every request at once (50 clients of the uncached mix at 1M), the engine spent more CPU on each
+ * and answered fewer: through 16 connections the service answered 731 to 802 a second, p99 117 to
+ * 128 ms, against 533 to 658 a second, p99 157 to 219 ms, with a connection per request
+ * (docs/benchmarks.md#history).
+ */
+export const DEFAULT_ENGINE_CONNECTIONS = 16;
+
+/**
  * Longest stored facet key, in UTF-8 bytes: below the engine's 468-byte facet limit, with room
  * for the engine's own normalisation. Longer keys are replaced by a digest.
  */

@@ -1,0 +1,57 @@
+/**
+ * An HTTP proxy in front of a real engine that holds each answer a while before passing it on,
+ * and counts the requests it has in flight: what the service's engine reads look like when the
+ * engine is slow, without a stand-in for the engine.
+ */
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface DelayingProxy {
+  url: string;
+  server: Server;
+  /** Milliseconds each answer is held; change it at any time. */
+  delay: { ms: number };
+  /** Requests received and not yet answered, now and at most since the last reset. */
+  inFlight: { now: number; most: number };
+  close(): Promise<void>;
+}
+
+export async function delayingProxy(target: string): Promise<DelayingProxy> {
+  const upstream = new URL(target);
+  const delay = { ms: 0 };
+  const inFlight = { now: 0, most: 0 };
+  const server = createServer((req, res) => {
+    inFlight.now++;
+    inFlight.most = Math.max(inFlight.most, inFlight.now);
+    res.on('close', () => inFlight.now--);
+    const forward = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (answer) => {
+        setTimeout(() => {
+          if (res.destroyed) return;
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        }, delay.ms);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    server,
+    delay,
+    inFlight,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+}
