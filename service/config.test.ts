@@ -129,7 +129,7 @@ describe('addresses and URLs', () => {
 describe('MEILI_DEEP_READS', () => {
   it('defaults to 4 deep pages read at once, and rejects what is not 1 to 1000, naming the variable', () => {
     expect(loadConfig({}).meili.deepReads).toBe(4);
-    expect(loadConfig({ MEILI_DEEP_READS: '12' }).meili.deepReads).toBe(12);
+    expect(loadConfig({ MEILI_DEEP_READS: '16' }).meili.deepReads).toBe(16);
     for (const bad of ['0', 'many', '1001']) {
       expect(() => loadConfig({ MEILI_DEEP_READS: bad }), bad).toThrow(/MEILI_DEEP_READS/);
     }
@@ -137,8 +137,8 @@ describe('MEILI_DEEP_READS', () => {
 });
 
 describe('MEILI_CONNECTIONS', () => {
-  it('defaults to 16 connections to the engine, and rejects what is not 2 to 1000, naming the variable', () => {
-    expect(loadConfig({}).meili.connections).toBe(16);
+  it('defaults to 32 connections to the engine, and rejects what is not 2 to 1000, naming the variable', () => {
+    expect(loadConfig({}).meili.connections).toBe(32);
     expect(loadConfig({ MEILI_CONNECTIONS: '64' }).meili.connections).toBe(64);
     for (const bad of ['1', 'many', '1001', '8.5']) {
       expect(() => loadConfig({ MEILI_CONNECTIONS: bad }), bad).toThrow(/MEILI_CONNECTIONS/);
@@ -146,8 +146,8 @@ describe('MEILI_CONNECTIONS', () => {
   });
 
   it('must leave a connection to the reads that are not deep pages', () => {
-    expect(() => loadConfig({ MEILI_DEEP_READS: '16' })).toThrow(
-      'MEILI_CONNECTIONS (16) must be more than MEILI_DEEP_READS (16), so that deep pages never hold every connection to Meilisearch',
+    expect(() => loadConfig({ MEILI_DEEP_READS: '32' })).toThrow(
+      'MEILI_CONNECTIONS (32) must be more than MEILI_DEEP_READS (32), so that deep pages never hold every connection to Meilisearch',
     );
     expect(loadConfig({ MEILI_DEEP_READS: '16', MEILI_CONNECTIONS: '17' }).meili).toMatchObject({
       deepReads: 16,

@@ -68,13 +68,14 @@ export const DEFAULT_SEARCH_TIMEOUT_MS = 2_000;
 
 /**
  * `MEILI_CONNECTIONS` when unset: the connections one service instance keeps to the engine, and
- * so the requests it has the engine work on at once; more wait in the service, in order. Given
- * every request at once (50 clients of the uncached mix at 1M), the engine spent more CPU on each
- * and answered fewer: through 16 connections the service answered 731 to 802 a second, p99 117 to
- * 128 ms, against 533 to 658 a second, p99 157 to 219 ms, with a connection per request
- * (docs/benchmarks.md#history).
+ * so the requests it has the engine work on at once; more wait in the service, in order, within
+ * their deadline. Without a bound, a flood of clients is a flood of engine connections, each
+ * request working at once. Measured at 1M (docs/benchmarks.md#history), two services on one
+ * engine in turns: at 16 the uncached mix kept its throughput with a lower p99 (113 and 114 ms
+ * against 128 and 130 unbounded) but `/quotes/random`, whose reads are short, lost 5 to 10%; at
+ * 32 both kept their throughput (1.00 and 1.10 of the unbounded service's).
  */
-export const DEFAULT_ENGINE_CONNECTIONS = 16;
+export const DEFAULT_ENGINE_CONNECTIONS = 32;
 
 /**
  * Longest stored facet key, in UTF-8 bytes: below the engine's 468-byte facet limit, with room
