@@ -409,7 +409,9 @@ async function measureSearch(
   random: () => number,
   options: BenchOptions,
   target: { baseUrl: string; headers: Record<string, string> },
-  record?: (paths: string[]) => Promise<{ engine: LoadSpec; requestsPerAnswer: number }>,
+  record?: (
+    paths: string[],
+  ) => Promise<{ engine: Pick<LoadSpec, 'baseUrl' | 'paths'>; requestsPerAnswer: number }>,
 ): Promise<SearchResults> {
   // More paths than a run can use: a path asked twice would come from the answer cache.
   const drawn = await searchPaths(file, random, searchDrawCount(options));
@@ -768,7 +770,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
             paths,
           );
           return {
-            engine: { baseUrl: engine.url, paths: engineRequests, connections: 10, duration: 0 },
+            engine: { baseUrl: engine.url, paths: engineRequests },
             requestsPerAnswer: engineRequests.length / answers,
           };
         },

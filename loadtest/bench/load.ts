@@ -166,13 +166,16 @@ export async function measureInTurns(
   const turns = 2 * Math.max(1, Math.round(first.duration / (2 * sliceSeconds)));
   // Each side goes on through its paths from slice to slice: a list of distinct paths stays
   // distinct across the turns (an answer cache never sees a path twice).
+  const specs = [first, second] as const;
   const cursors = [first.cursor ?? { at: 0 }, second.cursor ?? { at: 0 }] as const;
-  const slice = (side: 0 | 1): LoadSpec => {
-    const spec = [first, second][side] as LoadSpec;
-    return { ...spec, duration: spec.duration / turns, warmup: undefined, cursor: cursors[side] };
-  };
+  const slice = (side: 0 | 1): LoadSpec => ({
+    ...specs[side],
+    duration: specs[side].duration / turns,
+    warmup: undefined,
+    cursor: cursors[side],
+  });
   for (const side of [0, 1] as const) {
-    const warmup = [first, second][side]?.warmup;
+    const warmup = specs[side].warmup;
     if (warmup !== undefined && warmup > 0) await measure({ ...slice(side), amount: warmup });
   }
   const slices: [LoadResult[], LoadResult[]] = [[], []];
