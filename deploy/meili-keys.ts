@@ -23,7 +23,7 @@ import { meiliHostProblem } from '../service/config.ts';
 
 /**
  * What the indexer does: list indexes, create a build index, configure and fill it, read its
- * stats and tasks, cancel its tasks, swap it in and delete the old one.
+ * stats, ids and tasks, cancel its tasks, swap it in and delete the old one.
  */
 export const INDEXER_KEY_ACTIONS = [
   'indexes.create',
@@ -33,6 +33,8 @@ export const INDEXER_KEY_ACTIONS = [
   'settings.get',
   'settings.update',
   'documents.add',
+  // Reads back the ids of a build, in the engine's order, before marking it held in id order.
+  'documents.get',
   'tasks.get',
   'tasks.cancel',
   'stats.get',

@@ -1,7 +1,7 @@
 /**
  * An HTTP proxy in front of a real engine that holds each answer a while before passing it on,
- * and counts the requests it has in flight: what the service's engine reads look like when the
- * engine is slow, without a stand-in for the engine.
+ * counts the requests it has in flight and keeps what each asked: what the service's engine
+ * reads look like when the engine is slow, and what they are, without a stand-in for the engine.
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +13,8 @@ export interface DelayingProxy {
   delay: { ms: number };
   /** Requests received and not yet answered, now and at most since the last reset. */
   inFlight: { now: number; most: number };
+  /** Every request received, in order, with its body. */
+  requests: { method: string; path: string; body: string }[];
   close(): Promise<void>;
 }
 
@@ -20,7 +22,15 @@ export async function delayingProxy(target: string): Promise<DelayingProxy> {
   const upstream = new URL(target);
   const delay = { ms: 0 };
   const inFlight = { now: 0, most: 0 };
+  const requests: DelayingProxy['requests'] = [];
   const server = createServer((req, res) => {
+    const seen = { method: req.method ?? '', path: req.url ?? '', body: '' };
+    requests.push(seen);
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      seen.body = Buffer.concat(chunks).toString('utf8');
+    });
     inFlight.now++;
     inFlight.most = Math.max(inFlight.most, inFlight.now);
     res.on('close', () => inFlight.now--);
@@ -49,6 +59,7 @@ export async function delayingProxy(target: string): Promise<DelayingProxy> {
     server,
     delay,
     inFlight,
+    requests,
     async close() {
       server.closeAllConnections();
       await new Promise((done) => server.close(done));

@@ -14,9 +14,18 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureKeys, keySpecs } from '../../../deploy/meili-keys.ts';
+import { delayingProxy } from '../../test-support/delaying-proxy.ts';
 import { FIXTURE_QUOTES } from '../../test-support/fixtures.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
-import { type CatalogueLogger, CatalogueUnavailableError, type Quote } from '../port.ts';
+import { compareQuotes, project } from '../../test-support/reference.ts';
+import {
+  type CatalogueLogger,
+  CatalogueUnavailableError,
+  type ListQuery,
+  normaliseFilters,
+  type Quote,
+  type SortKey,
+} from '../port.ts';
 import { createMeiliBuilder, MeiliTaskError } from './builder.ts';
 import { openMeiliCatalogue } from './catalogue.ts';
 import { createDocumentEncoder, MEILI_SETTINGS } from './request.ts';
@@ -54,6 +63,8 @@ interface Faults {
   loseDocuments?: number;
   /** Answer every request with this API error. */
   refuse?: { status: number; code: string; message: string };
+  /** The matching calls are refused as a key without the action would be (403). */
+  forbid?: (call: Call) => boolean;
   /** Answer this many polls of the matching task's state with a 503 (the engine busy for a moment). */
   failPolls?: { when: (task: FakeTask) => boolean; count: number };
 }
@@ -176,6 +187,32 @@ async function fakeEngine() {
         }),
       ];
     }
+    // The engine's own order of documents is the order they were first sent in, as in this Map.
+    if (parts[0] === 'indexes' && parts[2] === 'documents' && parts.length === 3 && method === 'GET') {
+      const index = indexes.get(parts[1] as string);
+      if (index === undefined) return [404, apiError('index_not_found', 'not found')];
+      const offset = Number(call.query.get('offset') ?? 0);
+      const limit = Number(call.query.get('limit') ?? 20);
+      const fields = call.query.get('fields')?.split(',');
+      const all = [...index.documents.values()];
+      const results = all
+        .slice(offset, offset + limit)
+        .map((doc) => (fields === undefined ? doc : Object.fromEntries(fields.map((f) => [f, doc[f]]))));
+      return [200, { results, offset, limit, total: all.length }];
+    }
+    if (parts[0] === 'indexes' && parts[2] === 'documents' && method === 'PUT') {
+      const uid = parts[1] as string;
+      return [
+        202,
+        enqueue(call, uid, 'documentAdditionOrUpdate', () => {
+          const index = mustExist(uid);
+          for (const update of JSON.parse(call.body) as Record<string, unknown>[]) {
+            const id = update.id as number;
+            index.documents.set(id, { ...index.documents.get(id), ...update });
+          }
+        }),
+      ];
+    }
     if (parts[0] === 'indexes' && parts[2] === 'stats' && method === 'GET') {
       const index = indexes.get(parts[1] as string);
       if (index === undefined) return [404, apiError('index_not_found', 'not found')];
@@ -263,6 +300,9 @@ async function fakeEngine() {
       if (faults.refuse !== undefined) {
         status = faults.refuse.status;
         body = apiError(faults.refuse.code, faults.refuse.message);
+      } else if (faults.forbid?.(call)) {
+        status = 403;
+        body = apiError('invalid_api_key', 'The provided API key is invalid.');
       } else {
         try {
           [status, body] = route(call);
@@ -308,7 +348,12 @@ function recordingLogger(): CatalogueLogger & { lines: { level: string; obj: obj
 async function index(
   engine: Engine,
   quotes: Quote[],
-  options: { batchSize?: number; maxBatchBytes?: number; taskTimeoutMs?: number } = {},
+  options: {
+    batchSize?: number;
+    maxBatchBytes?: number;
+    taskTimeoutMs?: number;
+    logger?: CatalogueLogger;
+  } = {},
 ) {
   const builder = await createMeiliBuilder({
     host: engine.host,
@@ -358,6 +403,8 @@ describe('the Meilisearch build protocol', () => {
       'POST /indexes/<build>/documents',
       'POST /indexes/<build>/documents',
       'GET /indexes/<build>/stats',
+      // Its ids read back in the engine's order: not in id order, so the build is not marked.
+      'GET /indexes/<build>/documents',
       'GET /indexes/quotes',
       // The authors and works of the build, each in an index of its own, swapped in with it.
       'POST /indexes',
@@ -377,7 +424,9 @@ describe('the Meilisearch build protocol', () => {
     const build = (JSON.parse(create.body) as { uid: string }).uid;
     expect(JSON.parse(create.body)).toEqual({ uid: build, primaryKey: 'id' });
     expect(build).toBe(`quotes_build_${info.version}`);
-    const batches = engine.calls.filter((c) => c.path === `/indexes/${build}/documents`);
+    const batches = engine.calls.filter(
+      (c) => c.method === 'POST' && c.path === `/indexes/${build}/documents`,
+    );
     expect(batches.map((c) => [c.contentType, c.query.get('primaryKey'), c.body.split('\n').length])).toEqual(
       [
         ['application/x-ndjson', 'id', 4],
@@ -398,6 +447,43 @@ describe('the Meilisearch build protocol', () => {
     expect(polled).toEqual(new Set(Array.from({ length: 13 }, (_, i) => `/tasks/${i}`)));
   });
 
+  it('marks the first document of a build whose ids the engine lists in ascending order, after reading them all', async () => {
+    engine = await fakeEngine();
+    const inOrder = [...FIXTURE_QUOTES].sort((a, b) => a.id - b.id);
+    const info = await index(engine, inOrder, { batchSize: 16 });
+    const trace = engine.trace().filter((t) => !t.startsWith('GET /tasks/'));
+    const stats = trace.indexOf('GET /indexes/<build>/stats');
+    expect(trace.slice(stats, stats + 3)).toEqual([
+      'GET /indexes/<build>/stats',
+      'GET /indexes/<build>/documents',
+      'PUT /indexes/<build>/documents',
+    ]);
+    const reads = engine.calls.filter((c) => c.method === 'GET' && c.path.endsWith('/documents'));
+    expect(reads.map((c) => [c.query.get('fields'), c.query.get('offset')])).toEqual([['id', '0']]);
+    const mark = engine.calls.find((c) => c.method === 'PUT') as Call;
+    expect(JSON.parse(mark.body)).toEqual([{ id: inOrder[0]?.id, catalogue_order: 'id' }]);
+    const live = [...(engine.indexes.get('quotes') as FakeIndex).documents.values()];
+    expect(live[0]).toMatchObject({
+      id: inOrder[0]?.id,
+      catalogue_version: info.version,
+      catalogue_order: 'id',
+    });
+    expect(live.filter((d) => 'catalogue_order' in d)).toHaveLength(1);
+  });
+
+  it('goes on unmarked when the engine will not list the ids (a key of an earlier release)', async () => {
+    engine = await fakeEngine();
+    engine.faults.forbid = (call) => call.method === 'GET' && call.path.endsWith('/documents');
+    const logger = recordingLogger();
+    const inOrder = [...TEN].sort((a, b) => a.id - b.id);
+    await index(engine, inOrder, { logger });
+    expect(engine.trace()).not.toContain('PUT /indexes/<build>/documents');
+    expect([...engine.indexes.keys()].sort()).toEqual(LIVE_INDEXES);
+    expect(logger.lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      'the engine order of the new catalogue could not be checked: it is read with the full sort',
+    ]);
+  });
+
   it('cuts batches by bytes too, sends a document larger than a batch alone, and keeps every byte', async () => {
     engine = await fakeEngine();
     // A long quote in the middle (its text with CJK and accents, several bytes per character).
@@ -408,7 +494,9 @@ describe('the Meilisearch build protocol', () => {
     const limit = Math.max(...sizes.filter((_, i) => i !== 4)) * 2 + 1;
     expect(sizes[4]).toBeGreaterThan(limit);
     await index(engine, quotes, { maxBatchBytes: limit });
-    const batches = engine.calls.filter((c) => /^\/indexes\/quotes_build_[^/]+\/documents$/.test(c.path));
+    const batches = engine.calls.filter(
+      (c) => c.method === 'POST' && /^\/indexes\/quotes_build_[^/]+\/documents$/.test(c.path),
+    );
     const bodies = batches.map((c) => c.body);
     // Every batch but the long quote's own fits the limit, and none could have taken the next line.
     bodies.forEach((body, i) => {
@@ -751,6 +839,105 @@ describe.skipIf(skip !== undefined)(
         'swap_a_authors',
         'swap_a_works',
       ]);
+    });
+
+    describe('the engine order', () => {
+      const byId = [...FIXTURE_QUOTES].sort((a, b) => a.id - b.id);
+      const sorts: SortKey[][] = [
+        [],
+        [{ field: 'category', direction: 'asc' }],
+        [{ field: 'genre', direction: 'desc' }],
+        [
+          { field: 'category', direction: 'desc' },
+          { field: 'publish_date', direction: 'asc' },
+        ],
+        [{ field: 'author_id', direction: 'asc' }],
+      ];
+      const listOf = (sort: SortKey[], genre?: string): ListQuery => ({
+        filters: normaliseFilters(genre === undefined ? {} : { genre: [genre] }),
+        sort,
+        page: 1,
+        limit: 100,
+        fields: null,
+      });
+      const expected = (quotes: readonly Quote[], sort: SortKey[], genre?: string) =>
+        quotes
+          .filter((q) => genre === undefined || q.genre.some((g) => g.toLowerCase() === genre))
+          .sort((a, b) => compareQuotes(a, b, sort))
+          .map((q) => project(q, null));
+      const firstDocument = async (uid: string) =>
+        (
+          await admin.index(uid).getDocuments<{ id: number; catalogue_order?: string }>({
+            limit: 1,
+            fields: ['id', 'catalogue_order'],
+          })
+        ).results[0];
+      const fetchSorts = (requests: readonly { path: string; body: string }[]) =>
+        requests
+          .filter((r) => r.path.endsWith('/documents/fetch'))
+          .map((r) => (JSON.parse(r.body) as { sort?: string[] }).sort ?? []);
+
+      it('marks a catalogue sent in id order, and reads it without sorting ties by id, in the same order', async () => {
+        const keys = await ensureKeys(admin, 'order_a');
+        await build(keys.get('indexer.key') as string, 'order_a', byId);
+        expect(await firstDocument('order_a')).toEqual({ id: byId[0]?.id, catalogue_order: 'id' });
+        const proxy = await delayingProxy(real.host);
+        const reader = openMeiliCatalogue({
+          host: proxy.url,
+          apiKey: keys.get('search.key'),
+          index: 'order_a',
+          timeoutMs: 5_000,
+        });
+        try {
+          await reader.info();
+          for (const sort of sorts) {
+            for (const genre of [undefined, 'poetry']) {
+              const page = await reader.list(listOf(sort, genre));
+              expect(page.items, JSON.stringify({ sort, genre })).toEqual(expected(byId, sort, genre));
+            }
+          }
+          const sent = fetchSorts(proxy.requests);
+          expect(sent.length).toBeGreaterThanOrEqual(sorts.length * 2);
+          expect(sent.filter((sort) => sort.at(-1) === 'id:asc')).toEqual([]);
+        } finally {
+          await reader.close();
+          await proxy.close();
+        }
+      });
+
+      it('leaves a catalogue sent out of id order unmarked, and reads one swapped in since a mark was read in id order', async () => {
+        const keys = await ensureKeys(admin, 'order_b');
+        const indexer = keys.get('indexer.key') as string;
+        await build(indexer, 'order_b', byId);
+        const proxy = await delayingProxy(real.host);
+        const reader = openMeiliCatalogue({
+          host: proxy.url,
+          apiKey: keys.get('search.key'),
+          index: 'order_b',
+          timeoutMs: 5_000,
+        });
+        try {
+          // The mark is read here, and the reader is not asked again before the swap.
+          await reader.info();
+          const backwards = [...byId].reverse();
+          await build(indexer, 'order_b', backwards);
+          const first = await firstDocument('order_b');
+          expect(first).toEqual({ id: backwards[0]?.id });
+          for (const sort of sorts) {
+            const page = await reader.list(listOf(sort));
+            expect(page.items, JSON.stringify(sort)).toEqual(expected(byId, sort));
+          }
+          await new Promise((resolve) => setTimeout(resolve, 1_100));
+          await reader.info();
+          proxy.requests.length = 0;
+          const page = await reader.list(listOf([{ field: 'category', direction: 'asc' }]));
+          expect(page.items).toEqual(expected(byId, [{ field: 'category', direction: 'asc' }]));
+          expect(fetchSorts(proxy.requests)).toEqual([['category_sort:asc', 'id:asc']]);
+        } finally {
+          await reader.close();
+          await proxy.close();
+        }
+      });
     });
 
     it('lets the service key read its index and nothing else: no write, no other index', async () => {

@@ -39,6 +39,7 @@ import {
   buildIndexPrefix,
   buildIndexUid,
   createDocumentEncoder,
+  ENGINE_ORDER_ID,
   MAX_TOTAL_HITS,
   MEILI_SETTINGS,
   type MeiliQuoteDocument,
@@ -63,6 +64,8 @@ export const DEFAULT_TASK_TIMEOUT_MS = 15 * 60_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** Document tasks enqueued but not yet awaited: enough to keep the engine busy while the next batch is read. */
 const MAX_TASKS_IN_FLIGHT = 2;
+/** Ids read per request while checking the engine's order of a build's documents. */
+export const ORDER_CHECK_PAGE = 50_000;
 /** Polling interval while waiting for a task. */
 const TASK_POLL_MS = 200;
 
@@ -243,6 +246,7 @@ class MeiliBuilder implements CatalogueBuilder {
         `Meilisearch index ${this.#buildUid} holds ${stats.numberOfDocuments} documents, expected ${this.#count}; the live index was not changed`,
       );
     }
+    await this.#markEngineOrder();
     const live = this.#options.index;
     const firstRun = !(await this.#exists(live));
     const directory = await this.#buildDirectory();
@@ -298,6 +302,52 @@ class MeiliBuilder implements CatalogueBuilder {
       'Meilisearch catalogue swapped in',
     );
     return { version: this.#version, count: this.#count };
+  }
+
+  /**
+   * Marks the build {@link ENGINE_ORDER_ID} when the engine holds its documents in ascending id
+   * order, which the service's reads then rely on (meilisearch/request.ts, inEngineOrder). The
+   * engine lists documents in an order of its own, which is the order they were sent in as far as
+   * it has shown, but nothing promises that: every id is read back in that order, and the mark
+   * goes on the document listed first, the one the service reads the catalogue's version from.
+   * A file out of id order, or a key that may not read documents (created by an earlier release:
+   * run the keys step again), only leaves the catalogue unmarked, read with the full sort.
+   */
+  async #markEngineOrder(): Promise<void> {
+    try {
+      let previous = 0;
+      let first: number | undefined;
+      let seen = 0;
+      while (seen < this.#count) {
+        const { results } = await this.#build.getDocuments<{ id: number }>({
+          fields: ['id'],
+          offset: seen,
+          limit: ORDER_CHECK_PAGE,
+        });
+        if (results.length === 0) break;
+        for (const { id } of results) {
+          if (!(id > previous)) {
+            this.#options.logger?.info(
+              { index: this.#buildUid },
+              'the quotes are not in id order: the catalogue is read with the full sort',
+            );
+            return;
+          }
+          previous = id;
+        }
+        first ??= results[0]?.id;
+        seen += results.length;
+      }
+      if (first === undefined || seen !== this.#count) return;
+      await this.#run(`mark ${this.#buildUid} as held in id order`, () =>
+        this.#build.updateDocuments([{ id: first, catalogue_order: ENGINE_ORDER_ID }]),
+      );
+    } catch (error) {
+      this.#options.logger?.warn(
+        { index: this.#buildUid, err: String(this.#describe(error, 'read the ids of the new catalogue')) },
+        'the engine order of the new catalogue could not be checked: it is read with the full sort',
+      );
+    }
   }
 
   /**

@@ -58,76 +58,84 @@ import { type RunReader, readPageNarrowed } from './runs.ts';
 const SUITE = 'catalogue behaviour';
 const source = await meiliEngineSource(inject('containerRuntime'));
 
-describeCatalogueBehaviour(
-  'meilisearch',
-  async (): Promise<CatalogueHarness> => {
-    if ('skip' in source) throw new Error(source.skip);
-    const engine = await source.start(SUITE);
-    const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
-    // A fresh live name per run, so a shared engine (MEILI_URL) keeps its own indexes.
-    const live = `quotes_suite_${randomBytes(4).toString('hex')}`;
-    const [indexerSpec, serviceSpec] = keySpecs(live);
-    if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
-    const indexerKey = await admin.createKey({
-      name: `${live}-indexer`,
-      actions: indexerSpec.actions,
-      indexes: indexerSpec.indexes,
-      expiresAt: null,
-    });
-    const searchKey = await admin.createKey({
-      name: `${live}-search`,
-      actions: serviceSpec.actions,
-      indexes: serviceSpec.indexes,
-      expiresAt: null,
-    });
-    const opened: CatalogueIndex[] = [];
-    return {
-      async load(quotes: Quote[]) {
-        // Tiny batches: several document tasks in flight, as with a large file.
-        const builder = await createMeiliBuilder({
-          host: engine.host,
-          apiKey: indexerKey.key,
-          index: live,
-          batchSize: 9,
-          taskTimeoutMs: 60_000,
-        });
-        try {
-          for (let i = 0; i < quotes.length; i += 7) await builder.add(quotes.slice(i, i + 7));
-          await builder.commit();
-        } catch (error) {
-          await builder.abort();
-          throw error;
-        }
-        const index = openMeiliCatalogue({
-          host: engine.host,
-          apiKey: searchKey.key,
-          index: live,
-          timeoutMs: 5_000,
-        });
-        opened.push(index);
-        return index;
-      },
-      async teardown() {
-        for (const index of opened) await index.close();
-        try {
-          const leftovers = (await admin.getRawIndexes({ limit: 1000 })).results.filter((i) =>
-            i.uid.startsWith(live),
-          );
-          // Nothing but the live index may remain: no build index of any run.
-          expect(leftovers.map((i) => i.uid).sort()).toEqual(
-            [live, `${live}_authors`, `${live}_works`].sort(),
-          );
-          for (const { uid } of leftovers) await admin.deleteIndex(uid).waitTask({ timeout: 30_000 });
-          await admin.deleteKey(indexerKey.uid);
-          await admin.deleteKey(searchKey.uid);
-        } finally {
-          await engine.stop();
-        }
-      },
-    };
-  },
-  'skip' in source ? { skip: source.skip } : {},
-);
+/**
+ * The suite on a catalogue as each test gives its quotes, and again sent in id order: the
+ * indexer then marks the catalogue as held in id order by the engine, and pages are read without
+ * the sort of ties by id (meilisearch/request.ts, inEngineOrder). Both must answer the same.
+ */
+for (const inIdOrder of [false, true]) {
+  describeCatalogueBehaviour(
+    inIdOrder ? 'meilisearch, quotes sent in id order' : 'meilisearch',
+    async (): Promise<CatalogueHarness> => {
+      if ('skip' in source) throw new Error(source.skip);
+      const engine = await source.start(SUITE);
+      const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
+      // A fresh live name per run, so a shared engine (MEILI_URL) keeps its own indexes.
+      const live = `quotes_suite_${randomBytes(4).toString('hex')}`;
+      const [indexerSpec, serviceSpec] = keySpecs(live);
+      if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
+      const indexerKey = await admin.createKey({
+        name: `${live}-indexer`,
+        actions: indexerSpec.actions,
+        indexes: indexerSpec.indexes,
+        expiresAt: null,
+      });
+      const searchKey = await admin.createKey({
+        name: `${live}-search`,
+        actions: serviceSpec.actions,
+        indexes: serviceSpec.indexes,
+        expiresAt: null,
+      });
+      const opened: CatalogueIndex[] = [];
+      return {
+        async load(given: Quote[]) {
+          const quotes = inIdOrder ? [...given].sort((a, b) => a.id - b.id) : given;
+          // Tiny batches: several document tasks in flight, as with a large file.
+          const builder = await createMeiliBuilder({
+            host: engine.host,
+            apiKey: indexerKey.key,
+            index: live,
+            batchSize: 9,
+            taskTimeoutMs: 60_000,
+          });
+          try {
+            for (let i = 0; i < quotes.length; i += 7) await builder.add(quotes.slice(i, i + 7));
+            await builder.commit();
+          } catch (error) {
+            await builder.abort();
+            throw error;
+          }
+          const index = openMeiliCatalogue({
+            host: engine.host,
+            apiKey: searchKey.key,
+            index: live,
+            timeoutMs: 5_000,
+          });
+          opened.push(index);
+          return index;
+        },
+        async teardown() {
+          for (const index of opened) await index.close();
+          try {
+            const leftovers = (await admin.getRawIndexes({ limit: 1000 })).results.filter((i) =>
+              i.uid.startsWith(live),
+            );
+            // Nothing but the live index may remain: no build index of any run.
+            expect(leftovers.map((i) => i.uid).sort()).toEqual(
+              [live, `${live}_authors`, `${live}_works`].sort(),
+            );
+            for (const { uid } of leftovers) await admin.deleteIndex(uid).waitTask({ timeout: 30_000 });
+            await admin.deleteKey(indexerKey.uid);
+            await admin.deleteKey(searchKey.uid);
+          } finally {
+            await engine.stop();
+          }
+        },
+      };
+    },
+    'skip' in source ? { skip: source.skip } : {},
+  );
+}
 
 // ---------------------------------------------------------------------------------------------
 // 1b. Every page, deep ones read from the other end, exactly as SQLite answers it

@@ -50,6 +50,7 @@ import {
   decodeFacetKey,
   displayRequest,
   displayValue,
+  ENGINE_ORDER_ID,
   FACET_ATTRIBUTES,
   type FacetSearchResponse,
   type FetchRequest,
@@ -59,6 +60,7 @@ import {
   getRequest,
   idEndRequest,
   idRangeRequest,
+  inEngineOrder,
   infoRequest,
   type MeiliQuoteDocument,
   pageRequest,
@@ -209,6 +211,11 @@ class MeiliCatalogue implements CatalogueIndex {
   readonly #counts = new Map<string, { total: number; at: number }>();
   /** Deep pages waiting for a read to end, oldest first; each is handed the slot a read frees. */
   readonly #deepWaiting: Array<(admitted: boolean) => void> = [];
+  /**
+   * The version of the catalogue last found marked as held in id order by the engine
+   * ({@link ENGINE_ORDER_ID}): its forward reads leave out the `id:asc` that ends their sort.
+   */
+  #idOrdered: string | undefined;
   /** The catalogue's id span, per catalogue version ({@link MeiliCatalogue.#idSpan}). */
   #span: { version: string; span: Promise<IdSpan | undefined> } | undefined;
   /** The last engine failure, until a read succeeds again. */
@@ -292,6 +299,7 @@ class MeiliCatalogue implements CatalogueIndex {
       );
     }
     const info = { version, count: response.total };
+    this.#idOrdered = hit?.catalogue_order === ENGINE_ORDER_ID ? version : undefined;
     const changed = this.#info?.value.version !== version;
     if (changed) {
       this.#options.logger?.info({ backend: this.kind, ...info }, 'serving catalogue');
@@ -381,9 +389,11 @@ class MeiliCatalogue implements CatalogueIndex {
     if (range === undefined) return undefined;
     const { span, request } = range;
     const fields = retrievedFields(query.fields);
+    // Each document's version is checked against the span's: the engine's order is id order.
+    const body = (span.version === this.#idOrdered && inEngineOrder(request)) || request;
     const page = await this.#call(async () =>
       rawVersionedPage(
-        await this.#http.postBytes({ path: this.#fetchPath, body: request, deadline }),
+        await this.#http.postBytes({ path: this.#fetchPath, body, deadline }),
         fields,
         span.version,
       ),
@@ -1132,18 +1142,43 @@ class MeiliCatalogue implements CatalogueIndex {
    * A documents read of `fields`: the page as the engine wrote it when it can be passed through
    * (meilisearch/json.ts), else the answer parsed.
    */
-  #fetchPage(
+  async #fetchPage(
     request: FetchRequest,
     fields: readonly QuoteField[],
     deadline: number,
   ): Promise<RawPage | FetchResponse<MeiliQuoteDocument>> {
+    const ordered = this.#inEngineOrder(request);
+    if (ordered !== undefined) {
+      const answer = await this.#call(async () => {
+        const body = await this.#http.postBytes({ path: this.#fetchPath, body: ordered.request, deadline });
+        return (
+          rawVersionedPage(body, fields, ordered.version) ??
+          parseAnswer<FetchResponse<MeiliQuoteDocument>>(body)
+        );
+      });
+      if ('items' in answer || ofVersion(answer, ordered.version)) return answer;
+    }
     return this.#call(async () => {
       const body = await this.#http.postBytes({ path: this.#fetchPath, body: request, deadline });
       return rawPage(body, fields) ?? parseAnswer<FetchResponse<MeiliQuoteDocument>>(body);
     });
   }
 
-  #fetch(request: FetchRequest, deadline: number): Promise<FetchResponse<MeiliQuoteDocument>> {
+  /**
+   * A documents read; from a catalogue the engine holds in id order, in that order (its documents
+   * then carry their version besides the fields asked for). An answer from another catalogue, one
+   * swapped in since the mark was read, is read again as asked.
+   */
+  async #fetch(request: FetchRequest, deadline: number): Promise<FetchResponse<MeiliQuoteDocument>> {
+    const ordered = this.#inEngineOrder(request);
+    if (ordered !== undefined) {
+      const answer = await this.#post(ordered.request, deadline);
+      if (ofVersion(answer, ordered.version)) return answer;
+    }
+    return this.#post(request, deadline);
+  }
+
+  #post(request: FetchRequest, deadline: number): Promise<FetchResponse<MeiliQuoteDocument>> {
     return this.#call(() =>
       this.#http.post<FetchResponse<MeiliQuoteDocument>>({
         path: this.#fetchPath,
@@ -1151,6 +1186,14 @@ class MeiliCatalogue implements CatalogueIndex {
         deadline,
       }),
     );
+  }
+
+  /** `request` in the engine's order ({@link inEngineOrder}) when the catalogue is marked so. */
+  #inEngineOrder(request: FetchRequest): { request: FetchRequest; version: string } | undefined {
+    const version = this.#idOrdered;
+    if (version === undefined) return undefined;
+    const ordered = inEngineOrder(request);
+    return ordered === undefined ? undefined : { request: ordered, version };
   }
 
   /**
@@ -1178,6 +1221,11 @@ class MeiliCatalogue implements CatalogueIndex {
       throw portError;
     }
   }
+}
+
+/** Whether every document of `answer` was written by the build of `version`. */
+function ofVersion(answer: FetchResponse<MeiliQuoteDocument>, version: string): boolean {
+  return answer.results.every((hit) => hit.catalogue_version === version);
 }
 
 function isIndexNotFound(error: unknown): boolean {

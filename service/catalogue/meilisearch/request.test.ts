@@ -40,6 +40,7 @@ import {
   facetKey,
   filterExpression,
   getRequest,
+  inEngineOrder,
   infoRequest,
   MAX_KEY_BYTES,
   MAX_SEARCH_TIMEOUT_MS,
@@ -550,11 +551,44 @@ describe('document requests', () => {
     });
   });
 
-  it('read the size and version in one request', () => {
+  describe('in the engine order', () => {
+    const fields = ['id', 'author'];
+    it('leaves out the id:asc that ends a sort, and asks each document its version', () => {
+      expect(
+        inEngineOrder({
+          filter: 'a = 1',
+          sort: ['author_sort:asc', 'id:asc'],
+          offset: 20,
+          limit: 20,
+          fields,
+        }),
+      ).toEqual({
+        filter: 'a = 1',
+        sort: ['author_sort:asc'],
+        offset: 20,
+        limit: 20,
+        fields: [...fields, 'catalogue_version'],
+      });
+    });
+    it('sends no sort when id:asc was all of it, and asks the version once', () => {
+      expect(
+        inEngineOrder({ sort: ['id:asc'], offset: 0, limit: 5, fields: ['id', 'catalogue_version'] }),
+      ).toEqual({ offset: 0, limit: 5, fields: ['id', 'catalogue_version'] });
+    });
+    it('keeps a sort that does not end in id:asc: a page read backwards, an order by id descending', () => {
+      expect(
+        inEngineOrder({ sort: ['author_sort:desc', 'id:desc'], offset: 0, limit: 5, fields }),
+      ).toBeUndefined();
+      expect(inEngineOrder({ sort: ['id:desc'], offset: 0, limit: 5, fields })).toBeUndefined();
+      expect(inEngineOrder({ offset: 0, limit: 0 })).toBeUndefined();
+    });
+  });
+
+  it('read the size, the version and the order mark in one request', () => {
     expect(infoRequest() satisfies FetchRequest).toEqual({
       offset: 0,
       limit: 1,
-      fields: ['catalogue_version'],
+      fields: ['catalogue_version', 'catalogue_order'],
     });
   });
 
@@ -717,6 +751,11 @@ describe.skipIf(openApiPath === undefined)('requests against the engine OpenAPI 
     ['count', countRequest('genre_keys = "gothic"')],
     ['pick', pickRequest('genre_keys = "gothic"', 3, null)],
     ['info', infoRequest()],
+    [
+      'sorted list in the engine order',
+      inEngineOrder(read(pageRequest(query({ sort: [asc('author')] }))).request) as FetchRequest,
+    ],
+    ['default list in the engine order', inEngineOrder(read(pageRequest(query())).request) as FetchRequest],
   ];
   for (const [name, request] of requests) {
     it(`knows every key of the ${name} documents fetch and accepts its values`, () => {
