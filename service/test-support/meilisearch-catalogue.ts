@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { type Key, Meilisearch } from 'meilisearch';
 import { keySpecs } from '../../deploy/meili-keys.ts';
-import { createMeiliBuilder } from '../catalogue/meilisearch/builder.ts';
-import type { Quote } from '../catalogue/port.ts';
+import { createMeiliBuilder, type MeiliBuilderOptions } from '../catalogue/meilisearch/builder.ts';
+import type { CatalogueInfo, Quote } from '../catalogue/port.ts';
 import type { MeiliEngine } from './meilisearch-engine.ts';
 
 export interface MeiliCatalogue {
@@ -18,6 +18,45 @@ export interface MeiliCatalogue {
   remove(): Promise<void>;
 }
 
+/**
+ * The deployment's two keys for the live index `live`, scoped as `deploy/meili-keys.ts` scopes
+ * them; the service's key reads `searchIndexes` instead when given (a suite with an index per
+ * catalogue).
+ */
+export async function createDeploymentKeys(
+  admin: Meilisearch,
+  live: string,
+  searchIndexes?: string[],
+): Promise<{ indexerKey: Key; searchKey: Key }> {
+  const [indexerSpec, serviceSpec] = keySpecs(live);
+  if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
+  const create = (spec: typeof indexerSpec, indexes: string[]) =>
+    admin.createKey({ name: spec.name, actions: spec.actions, indexes, expiresAt: null });
+  return {
+    indexerKey: await create(indexerSpec, indexerSpec.indexes),
+    searchKey: await create(serviceSpec, searchIndexes ?? serviceSpec.indexes),
+  };
+}
+
+/**
+ * Builds `quotes` as the indexer does: added `chunk` at a time (all at once by default), then
+ * committed; the build is aborted on any failure.
+ */
+export async function buildWith(
+  options: MeiliBuilderOptions,
+  quotes: readonly Quote[],
+  chunk = quotes.length,
+): Promise<CatalogueInfo> {
+  const builder = await createMeiliBuilder(options);
+  try {
+    for (let i = 0; i < quotes.length; i += Math.max(1, chunk)) await builder.add(quotes.slice(i, i + chunk));
+    return await builder.commit();
+  } catch (error) {
+    await builder.abort();
+    throw error;
+  }
+}
+
 export async function buildMeiliCatalogue(
   engine: MeiliEngine,
   quotes: readonly Quote[],
@@ -25,27 +64,9 @@ export async function buildMeiliCatalogue(
   const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
   // A name of its own, so that a shared engine (MEILI_URL) keeps its indexes apart.
   const live = `quotes_${randomBytes(4).toString('hex')}`;
-  const keys: Key[] = [];
-  for (const spec of keySpecs(live)) {
-    keys.push(
-      await admin.createKey({
-        name: spec.name,
-        actions: spec.actions,
-        indexes: spec.indexes,
-        expiresAt: null,
-      }),
-    );
-  }
-  const [indexerKey, serviceKey] = keys;
-  if (indexerKey === undefined || serviceKey === undefined) throw new Error('two key specs expected');
-  const builder = await createMeiliBuilder({ host: engine.host, apiKey: indexerKey.key, index: live });
-  try {
-    await builder.add(quotes);
-    await builder.commit();
-  } catch (error) {
-    await builder.abort();
-    throw error;
-  }
+  const { indexerKey, searchKey: serviceKey } = await createDeploymentKeys(admin, live);
+  const keys = [indexerKey, serviceKey];
+  await buildWith({ host: engine.host, apiKey: indexerKey.key, index: live }, quotes);
   return {
     env: {
       SEARCH_BACKEND: 'meilisearch',

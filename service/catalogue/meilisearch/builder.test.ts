@@ -872,6 +872,24 @@ describe.skipIf(skip !== undefined)(
             fields: ['id', 'catalogue_order'],
           })
         ).results[0];
+      /** A reader of `live` with the service's key, through a proxy that keeps every request. */
+      const readerThroughProxy = async (live: string, searchKey: string | undefined) => {
+        const proxy = await delayingProxy(real.host);
+        const reader = openMeiliCatalogue({
+          host: proxy.url,
+          apiKey: searchKey,
+          index: live,
+          timeoutMs: 5_000,
+        });
+        return {
+          proxy,
+          reader,
+          async close() {
+            await reader.close();
+            await proxy.close();
+          },
+        };
+      };
       const fetchSorts = (requests: readonly { path: string; body: string }[]) =>
         requests
           .filter((r) => r.path.endsWith('/documents/fetch'))
@@ -881,13 +899,7 @@ describe.skipIf(skip !== undefined)(
         const keys = await ensureKeys(admin, 'order_a');
         await build(keys.get('indexer.key') as string, 'order_a', byId);
         expect(await firstDocument('order_a')).toEqual({ id: byId[0]?.id, catalogue_order: 'id' });
-        const proxy = await delayingProxy(real.host);
-        const reader = openMeiliCatalogue({
-          host: proxy.url,
-          apiKey: keys.get('search.key'),
-          index: 'order_a',
-          timeoutMs: 5_000,
-        });
+        const { proxy, reader, close } = await readerThroughProxy('order_a', keys.get('search.key'));
         try {
           await reader.info();
           for (const sort of sorts) {
@@ -900,8 +912,7 @@ describe.skipIf(skip !== undefined)(
           expect(sent.length).toBeGreaterThanOrEqual(sorts.length * 2);
           expect(sent.filter((sort) => sort.at(-1) === 'id:asc')).toEqual([]);
         } finally {
-          await reader.close();
-          await proxy.close();
+          await close();
         }
       });
 
@@ -909,13 +920,7 @@ describe.skipIf(skip !== undefined)(
         const keys = await ensureKeys(admin, 'order_b');
         const indexer = keys.get('indexer.key') as string;
         await build(indexer, 'order_b', byId);
-        const proxy = await delayingProxy(real.host);
-        const reader = openMeiliCatalogue({
-          host: proxy.url,
-          apiKey: keys.get('search.key'),
-          index: 'order_b',
-          timeoutMs: 5_000,
-        });
+        const { proxy, reader, close } = await readerThroughProxy('order_b', keys.get('search.key'));
         try {
           // The mark is read here, and the reader is not asked again before the swap.
           await reader.info();
@@ -934,8 +939,7 @@ describe.skipIf(skip !== undefined)(
           expect(page.items).toEqual(expected(byId, [{ field: 'category', direction: 'asc' }]));
           expect(fetchSorts(proxy.requests)).toEqual([['category_sort:asc', 'id:asc']]);
         } finally {
-          await reader.close();
-          await proxy.close();
+          await close();
         }
       });
     });

@@ -19,12 +19,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keySpecs } from '../../../deploy/meili-keys.ts';
 import { generateQuotes } from '../../../indexer/generate.ts';
 import { buildApp } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import { rawHttp } from '../../test-app.ts';
-import { buildMeiliCatalogue } from '../../test-support/meilisearch-catalogue.ts';
+import {
+  buildMeiliCatalogue,
+  buildWith,
+  createDeploymentKeys,
+} from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
 import { type CatalogueHarness, describeCatalogueBehaviour } from '../port.suite.ts';
 import {
@@ -39,7 +42,6 @@ import {
 } from '../port.ts';
 import { createSqliteBuilder } from '../sqlite/builder.ts';
 import { openSqliteCatalogue } from '../sqlite/catalogue.ts';
-import { createMeiliBuilder } from './builder.ts';
 import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogue } from './catalogue.ts';
 import {
   buildFilter,
@@ -72,39 +74,17 @@ for (const inIdOrder of [false, true]) {
       const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
       // A fresh live name per run, so a shared engine (MEILI_URL) keeps its own indexes.
       const live = `quotes_suite_${randomBytes(4).toString('hex')}`;
-      const [indexerSpec, serviceSpec] = keySpecs(live);
-      if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
-      const indexerKey = await admin.createKey({
-        name: `${live}-indexer`,
-        actions: indexerSpec.actions,
-        indexes: indexerSpec.indexes,
-        expiresAt: null,
-      });
-      const searchKey = await admin.createKey({
-        name: `${live}-search`,
-        actions: serviceSpec.actions,
-        indexes: serviceSpec.indexes,
-        expiresAt: null,
-      });
+      const { indexerKey, searchKey } = await createDeploymentKeys(admin, live);
       const opened: CatalogueIndex[] = [];
       return {
         async load(given: Quote[]) {
           const quotes = inIdOrder ? [...given].sort((a, b) => a.id - b.id) : given;
           // Tiny batches: several document tasks in flight, as with a large file.
-          const builder = await createMeiliBuilder({
-            host: engine.host,
-            apiKey: indexerKey.key,
-            index: live,
-            batchSize: 9,
-            taskTimeoutMs: 60_000,
-          });
-          try {
-            for (let i = 0; i < quotes.length; i += 7) await builder.add(quotes.slice(i, i + 7));
-            await builder.commit();
-          } catch (error) {
-            await builder.abort();
-            throw error;
-          }
+          await buildWith(
+            { host: engine.host, apiKey: indexerKey.key, index: live, batchSize: 9, taskTimeoutMs: 60_000 },
+            quotes,
+            7,
+          );
           const index = openMeiliCatalogue({
             host: engine.host,
             apiKey: searchKey.key,

@@ -6,11 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { expect, inject } from 'vitest';
-import { keySpecs } from '../../../deploy/meili-keys.ts';
+import { buildWith, createDeploymentKeys } from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
 import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from '../port.ts';
 import { describeSearch, relevanceQuotes } from '../search.suite.ts';
-import { createMeiliBuilder } from './builder.ts';
 import { openMeiliCatalogue } from './catalogue.ts';
 
 const SUITE = 'full-text search';
@@ -30,40 +29,23 @@ describeSearch(
     const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
     engineAdmin = admin;
     const prefix = `search_${randomBytes(4).toString('hex')}`;
-    const [indexerSpec, serviceSpec] = keySpecs(prefix);
-    if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
-    const indexerKey = await admin.createKey({
-      name: `${prefix}-indexer`,
-      actions: indexerSpec.actions,
-      indexes: indexerSpec.indexes,
-      expiresAt: null,
-    });
-    const searchKey = await admin.createKey({
-      name: `${prefix}-search`,
-      actions: serviceSpec.actions,
-      indexes: [`${prefix}_*`],
-      expiresAt: null,
-    });
+    const { indexerKey, searchKey } = await createDeploymentKeys(admin, prefix, [`${prefix}_*`]);
     const opened: CatalogueIndex[] = [];
     let builds = 0;
     const load: Load = async (quotes, searchCutoffMs) => {
       // An index per catalogue: each reader keeps serving the one it opened.
       const live = `${prefix}_${++builds}`;
       lastUid = live;
-      const builder = await createMeiliBuilder({
-        host: engine.host,
-        apiKey: indexerKey.key,
-        index: live,
-        taskTimeoutMs: 120_000,
-        ...(searchCutoffMs === undefined ? {} : { searchCutoffMs }),
-      });
-      try {
-        await builder.add(quotes);
-        await builder.commit();
-      } catch (error) {
-        await builder.abort();
-        throw error;
-      }
+      await buildWith(
+        {
+          host: engine.host,
+          apiKey: indexerKey.key,
+          index: live,
+          taskTimeoutMs: 120_000,
+          ...(searchCutoffMs === undefined ? {} : { searchCutoffMs }),
+        },
+        quotes,
+      );
       const index = openMeiliCatalogue({
         host: engine.host,
         apiKey: searchKey.key,
