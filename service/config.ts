@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import {
   DEFAULT_ENGINE_CONNECTIONS,
   DEFAULT_SEARCH_TIMEOUT_MS,
+  MAX_DEEP_READS,
   MAX_SEARCH_TIMEOUT_MS,
 } from './catalogue/meilisearch/request.ts';
 import { CodedError } from './coded-error.ts';
@@ -107,7 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`MEILI_INDEX must be 1 to 200 letters, digits, '-' or '_', got '${meiliIndex}'`);
   }
   const apiKey = optional(env, 'MEILI_API_KEY');
-  const deepReads = integer(env, 'MEILI_DEEP_READS', 4, 1, 1_000);
+  const deepReads = integer(env, 'MEILI_DEEP_READS', MAX_DEEP_READS, 1, 1_000);
   const connections = integer(env, 'MEILI_CONNECTIONS', DEFAULT_ENGINE_CONNECTIONS, 2, 1_000);
   // Deep pages on every connection would leave none to the cheap reads, which would wait behind them.
   if (connections <= deepReads) {

@@ -62,6 +62,7 @@ import {
   idRangeRequest,
   inEngineOrder,
   infoRequest,
+  MAX_DEEP_READS,
   type MeiliQuoteDocument,
   pageRequest,
   pickRequest,
@@ -143,15 +144,6 @@ const SAMPLE_ROUNDS = 3;
 const SAMPLE_READS_AT_ONCE = 4;
 /** Seconds a client is told to wait when the engine or the service sheds load. */
 export const ENGINE_BUSY_RETRY_AFTER_S = 1;
-/**
- * Deep pages (read after a count) one service instance has the engine read at once. Each can
- * keep an engine core busy for a few hundred milliseconds on a large catalogue; past this many,
- * more would only queue in the engine until every one of them timed out. A deep page beyond them
- * waits in the service for a read to end, for at most half of what is left of its call's time
- * (so that it can still be read once admitted), and is answered 503 with Retry-After when none
- * ends by then. `MEILI_DEEP_READS` sets it (about twice the engine's cores).
- */
-export const MAX_DEEP_READS = 4;
 
 export interface MeiliCatalogueOptions {
   /** Engine address, e.g. `http://127.0.0.1:7700`. */
@@ -389,8 +381,10 @@ class MeiliCatalogue implements CatalogueIndex {
     if (range === undefined) return undefined;
     const { span, request } = range;
     const fields = retrievedFields(query.fields);
-    // Each document's version is checked against the span's: the engine's order is id order.
-    const body = (span.version === this.#idOrdered && inEngineOrder(request)) || request;
+    // Each document's version is checked against the span's: read in the engine's order when
+    // the span's catalogue is the one marked as held in id order.
+    const ordered = this.#inEngineOrder(request);
+    const body = ordered?.version === span.version ? ordered.request : request;
     const page = await this.#call(async () =>
       rawVersionedPage(
         await this.#http.postBytes({ path: this.#fetchPath, body, deadline }),

@@ -78,6 +78,16 @@ export const DEFAULT_SEARCH_TIMEOUT_MS = 2_000;
 export const DEFAULT_ENGINE_CONNECTIONS = 32;
 
 /**
+ * Deep pages (read after a count) one service instance has the engine read at once. Each can
+ * keep an engine core busy for a few hundred milliseconds on a large catalogue; past this many,
+ * more would only queue in the engine until every one of them timed out. A deep page beyond them
+ * waits in the service for a read to end, for at most half of what is left of its call's time
+ * (so that it can still be read once admitted), and is answered 503 with Retry-After when none
+ * ends by then. The default of `MEILI_DEEP_READS`, which sets it (about twice the engine's cores).
+ */
+export const MAX_DEEP_READS = 4;
+
+/**
  * Longest stored facet key, in UTF-8 bytes: below the engine's 468-byte facet limit, with room
  * for the engine's own normalisation. Longer keys are replaced by a digest.
  */
