@@ -85,14 +85,11 @@ import {
 } from './runs.ts';
 import {
   cutShort,
-  matchFilter,
   rankedSearches,
   restSearch,
   type SearchRequest,
   type SearchResponse,
   searchCount,
-  searchPick,
-  sortedSearch,
 } from './search.ts';
 
 /** The ids of one catalogue: the first, the last, how many, and whether every integer between is one. */
@@ -319,7 +316,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   list(query: ListQuery): Promise<ListResult> {
-    return withRangeFields(query.filters, this.#list(query));
+    return withFilterFields(query.filters, this.#list(query));
   }
 
   /**
@@ -329,7 +326,7 @@ class MeiliCatalogue implements CatalogueIndex {
    * returned as `list` returns it.
    */
   listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult> {
-    return withRangeFields(query.filters, this.#listJson(query, envelope));
+    return withFilterFields(query.filters, this.#listJson(query, envelope));
   }
 
   async #listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult> {
@@ -403,7 +400,7 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   async #list(query: ListQuery, deadline = this.#deadline()): Promise<ListResult> {
-    if (query.filters.q !== undefined) return this.#searchList(query, deadline);
+    if (query.ranked === true) return this.#searchList(query, deadline);
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
     if (this.#shallow(query)) {
       const plan = pageRequest(query);
@@ -504,11 +501,10 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
-    return withRangeFields(filters, this.#random(filters, fields));
+    return withFilterFields(filters, this.#random(filters, fields));
   }
 
   async #random(filters: Filters, fields: readonly QuoteField[] | null): Promise<QuoteProjection | null> {
-    if (filters.q !== undefined) return this.#searchRandom(filters, fields);
     const deadline = this.#deadline();
     if (buildFilter(filters).length === 0) {
       const drawn = await this.#randomById(fields, deadline);
@@ -545,7 +541,7 @@ class MeiliCatalogue implements CatalogueIndex {
     ids: readonly number[],
     fields: readonly QuoteField[] | null,
   ): Promise<QuoteProjection | null> {
-    return withRangeFields(filters, this.#firstMatch(filters, ids, fields));
+    return withFilterFields(filters, this.#firstMatch(filters, ids, fields));
   }
 
   /**
@@ -559,8 +555,7 @@ class MeiliCatalogue implements CatalogueIndex {
   ): Promise<QuoteProjection | null> {
     if (ids.length === 0) return null;
     const deadline = this.#deadline();
-    const filter =
-      filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
+    const filter = filterExpression(buildFilter(filters));
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const response = await this.#fetch(
         sampleCandidatesRequest(filter, [...new Set(ids)], ['id', 'catalogue_version']),
@@ -577,13 +572,12 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   facets(query: FacetQuery): Promise<FacetResult> {
-    return withRangeFields(query.filters, this.#facets(query));
+    return withFilterFields(query.filters, this.#facets(query));
   }
 
   async #facets(query: FacetQuery): Promise<FacetResult> {
     const deadline = this.#deadline();
-    const filter =
-      query.filters.q === undefined ? filterExpression(buildFilter(query.filters)) : matchFilter(query);
+    const filter = filterExpression(buildFilter(query.filters));
     const { version } = await this.info();
     const memo = (field: FacetField) => JSON.stringify([version, filter ?? null, field]);
     const missing = query.facets.filter((field) => !this.#rankedFacets.has(memo(field)));
@@ -728,16 +722,12 @@ class MeiliCatalogue implements CatalogueIndex {
     this.#counts.set(filter ?? '', { total, at: performance.now() });
   }
 
-  /** `list` with `q` (meilisearch/search.ts): one search, or two in one request and perhaps a third. */
+  /** `list` in relevance order (meilisearch/search.ts): two searches in one request, perhaps a third. */
   async #searchList(query: ListQuery, deadline: number): Promise<ListResult> {
     const toItems = (response: SearchResponse) => {
       if (cutShort(response)) throw cutShortError();
       return response.hits.map((hit) => projectHit(hit, query.fields));
     };
-    if (query.ranked !== true) {
-      const response = await this.#search(sortedSearch(query), deadline);
-      return { items: toItems(response), total: exactTotal(response) };
-    }
     const offset = (query.page - 1) * query.limit;
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       // Every text match is a match: the third group's size is all the matches but the text's,
@@ -889,23 +879,6 @@ class MeiliCatalogue implements CatalogueIndex {
     }
   }
 
-  /** `random` with `q`: the number of matches, then the one at a uniform offset. */
-  async #searchRandom(
-    filters: Filters,
-    fields: readonly QuoteField[] | null,
-  ): Promise<QuoteProjection | null> {
-    const deadline = this.#deadline();
-    let total = exactTotal(await this.#search(searchCount({ filters }), deadline));
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      if (total === 0) return null;
-      const response = await this.#search(searchPick({ filters }, randomInt(total), fields), deadline);
-      const hit = response.hits[0];
-      if (hit !== undefined && response.estimatedTotalHits === total) return projectHit(hit, fields);
-      total = response.estimatedTotalHits ?? 0;
-    }
-    throw new CatalogueUnavailableError('the catalogue kept changing while a random quote was drawn');
-  }
-
   #search(request: SearchRequest, deadline: number): Promise<SearchResponse> {
     return withSearchFields(
       this.#call(() =>
@@ -943,7 +916,7 @@ class MeiliCatalogue implements CatalogueIndex {
     fields: readonly QuoteField[] | null,
     count: number,
   ): Promise<QuoteProjection[]> {
-    return withRangeFields(filters, this.#randomSample(filters, fields, count));
+    return withFilterFields(filters, this.#randomSample(filters, fields, count));
   }
 
   async #randomSample(
@@ -953,8 +926,7 @@ class MeiliCatalogue implements CatalogueIndex {
   ): Promise<QuoteProjection[]> {
     const deadline = this.#deadline();
     // `q` is a filter too (meilisearch/search.ts): its matches are sampled as any others.
-    const filter =
-      filters.q === undefined ? filterExpression(buildFilter(filters)) : matchFilter({ filters });
+    const filter = filterExpression(buildFilter(filters));
     // The ids of every match come with the count when the whole catalogue is small; otherwise
     // the count comes first, alone, and the ids only if the matches turn out few.
     const scanLimit = this.#options.sampleScan ?? SAMPLE_SCAN;
@@ -1238,39 +1210,60 @@ async function withSearchFields<T>(search: Promise<T>): Promise<T> {
     return await search;
   } catch (error) {
     if (error instanceof MeilisearchApiError && NO_SEARCH_FIELDS.has(error.cause?.code ?? '')) {
-      throw new CatalogueUnavailableError(
-        'the Meilisearch index has no full-text search fields (built by an earlier release): run the indexer',
-        { cause: error },
-      );
+      throw noSearchFields(error);
     }
     throw error;
   }
 }
 
+function noSearchFields(cause: unknown): CatalogueUnavailableError {
+  return new CatalogueUnavailableError(
+    'the Meilisearch index has no full-text search fields (built by an earlier release): run the indexer',
+    { cause },
+  );
+}
+
 /** The attributes range filters compare, which an index built before them cannot filter on. */
-const RANGE_ATTRIBUTES = ['quote_length', 'publish_day'];
+const RANGE_ATTRIBUTES = new Set(['quote_length', 'publish_day']);
+/** The attributes `q` filters on, which an index built before `q` cannot filter on. */
+const SEARCH_FILTER_ATTRIBUTES = new Set(['q_words', 'q_text_words']);
 
 /**
- * A call with range filters on an index built by a release before them: the engine refuses the
- * filter (400), which is not a bug of the request but an index to rebuild, so 503, saying so.
+ * A call with range filters or `q` on an index built by a release before them: the engine refuses
+ * the filter (400), which is not a bug of the request but an index to rebuild, so 503, saying so.
  */
-async function withRangeFields<T>(filters: Filters, call: Promise<T>): Promise<T> {
+async function withFilterFields<T>(filters: Filters, call: Promise<T>): Promise<T> {
   try {
     return await call;
   } catch (error) {
-    if (
-      rangeFilter(filters.ranges).length > 0 &&
-      error instanceof MeilisearchApiError &&
-      ['invalid_document_filter', 'invalid_search_filter'].includes(error.cause?.code ?? '') &&
-      RANGE_ATTRIBUTES.some((attribute) => error.message.includes(`\`${attribute}\``))
-    ) {
+    const missing = unfilterable(error);
+    if (rangeFilter(filters.ranges).length > 0 && missing.some((a) => RANGE_ATTRIBUTES.has(a))) {
       throw new CatalogueUnavailableError(
         'the Meilisearch index cannot filter ranges (built by an earlier release): run the indexer',
         { cause: error },
       );
     }
+    if (filters.q !== undefined && missing.some((a) => SEARCH_FILTER_ATTRIBUTES.has(a))) {
+      throw noSearchFields(error);
+    }
     throw error;
   }
+}
+
+/**
+ * The attributes a filter the engine refused named as not filterable ("Attribute `a` is not
+ * filterable", "Attributes `a, b` are not filterable"); the message goes on to list the ones
+ * that are, which say nothing of what is missing.
+ */
+function unfilterable(error: unknown): string[] {
+  if (
+    !(error instanceof MeilisearchApiError) ||
+    !['invalid_document_filter', 'invalid_search_filter'].includes(error.cause?.code ?? '')
+  ) {
+    return [];
+  }
+  const named = /Attributes? `([^`]*)` (?:is|are) not filterable/.exec(error.message);
+  return named === null ? [] : (named[1] as string).split(', ');
 }
 
 /** The exact number of matches of a search read by page (see meilisearch/search.ts). */

@@ -29,7 +29,7 @@ import {
   type RawFilters,
   type SortKey,
 } from '../port.ts';
-import { engineToken } from '../search.ts';
+import { engineToken, searchKey } from '../search.ts';
 import {
   buildFilter,
   buildIndexUid,
@@ -109,7 +109,7 @@ describe('index settings', () => {
         'category_sort',
         'genre_sort',
       ],
-      rankingRules: ['sort', 'words', 'typo', 'proximity', 'attributeRank', 'wordPosition', 'exactness'],
+      rankingRules: ['sort', 'words', 'proximity', 'attributeRank', 'exactness'],
       typoTolerance: { enabled: false },
       pagination: { maxTotalHits: 100_000_000 },
       faceting: { maxValuesPerFacet: 100_000_000 },
@@ -389,6 +389,16 @@ describe('filters', () => {
       'work_prefixes = "poems"',
       'category_key = "poetry"',
       'genre_keys = "lyric"',
+    ]);
+  });
+
+  it('hold the words of q as one more filter: each word whole, the last its beginning', () => {
+    expect(buildFilter({ genre: ['lyric'], q: ['quiet', 'gard'] })).toEqual([
+      'genre_keys = "lyric"',
+      `q_words = "${searchKey('quiet')}" AND q_words STARTS WITH "${searchKey('gard')}"`,
+    ]);
+    expect(buildFilter({ q: ['garden', 'garden'] })).toEqual([
+      `q_words = "${searchKey('garden')}" AND q_words STARTS WITH "${searchKey('garden')}"`,
     ]);
   });
 

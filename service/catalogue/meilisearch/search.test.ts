@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { expect, inject } from 'vitest';
+import { delayingProxy } from '../../test-support/delaying-proxy.ts';
 import { buildWith, createDeploymentKeys } from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
 import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from '../port.ts';
@@ -20,6 +21,8 @@ type Load = (quotes: Quote[], searchCutoffMs?: number) => Promise<CatalogueIndex
 let loadWith: Load | undefined;
 let engineAdmin: Meilisearch | undefined;
 let lastUid = '';
+/** Where the reader of the last index built reads, and with which key. */
+let lastReader = { host: '', apiKey: '' };
 
 describeSearch(
   'meilisearch',
@@ -46,6 +49,7 @@ describeSearch(
         },
         quotes,
       );
+      lastReader = { host: engine.host, apiKey: searchKey.key };
       const index = openMeiliCatalogue({
         host: engine.host,
         apiKey: searchKey.key,
@@ -75,7 +79,7 @@ describeSearch(
   },
   'skip' in source ? { skip: announceSkip(SUITE, source.skip) } : {},
   (it) => {
-    it('refuses (503) a page the engine left unranked when its time budget ran out', async () => {
+    it('refuses (503) a page the engine left unranked when its time budget ran out, and serves an asked order, which ranks nothing', async () => {
       // A budget of 0 ms: every ranking is cut short at once, as a slow search would be.
       const index = await (loadWith as Load)(relevanceQuotes(), 0);
       const ranked: ListQuery = {
@@ -93,11 +97,58 @@ describeSearch(
         ranked: undefined,
         sort: [{ field: 'quote_length', direction: 'desc' }],
       };
-      await expect(index.list(sorted)).rejects.toThrow(/cut the search short/);
+      // An asked order ranks nothing: the matches are read as a listing, exact whatever the budget.
+      const longestFirst = relevanceQuotes()
+        .filter((quote) => quote.id >= 2)
+        .sort((a, b) => b.quote_length - a.quote_length || a.id - b.id)
+        .map((quote) => ({ id: quote.id }));
+      expect(await index.list(sorted)).toEqual({ items: longestFirst.slice(0, 5), total: 6 });
       // Nothing to rank: the matches in the engine's own order, exact, and random picks.
       const unranked = await index.list({ ...ranked, filters: { q: ['garden'] } });
       expect(unranked.total).toBe(6);
       expect(await index.random({ q: ['quiet', 'garden'] }, ['id'])).not.toBeNull();
+    }, 60_000);
+
+    it('reads q in an asked order, and random quotes, as listings: no search, a late page from the far end', async () => {
+      await (loadWith as Load)(relevanceQuotes());
+      const proxy = await delayingProxy(lastReader.host);
+      const index = openMeiliCatalogue({
+        ...lastReader,
+        host: proxy.url,
+        index: lastUid,
+        timeoutMs: 10_000,
+        // Every page planned on the exact total, as a page past the first thousand matches is.
+        shallowOffset: 0,
+      });
+      try {
+        const longestFirst = relevanceQuotes()
+          .filter((quote) => quote.id >= 2)
+          .sort((a, b) => b.quote_length - a.quote_length || a.id - b.id)
+          .map((quote) => ({ id: quote.id }));
+        const query: ListQuery = {
+          filters: { q: ['quiet', 'garden'] },
+          sort: [{ field: 'quote_length', direction: 'desc' }],
+          page: 2,
+          limit: 4,
+          fields: ['id'],
+        };
+        expect(await index.list(query)).toEqual({ items: longestFirst.slice(4), total: 6 });
+        expect(await index.random(query.filters, ['id'])).toEqual(
+          expect.objectContaining({ id: expect.any(Number) }),
+        );
+        expect(await index.randomSample(query.filters, ['id'], 3)).toHaveLength(3);
+        const paths = proxy.requests.map((r) => r.path);
+        expect(paths.filter((p) => /\/(multi-)?search$/.test(p))).toEqual([]);
+        // The second page of two is the first of the matches read shortest first.
+        expect(
+          proxy.requests.some(
+            (r) => r.path.endsWith('/documents/fetch') && r.body.includes('"quote_length:asc"'),
+          ),
+        ).toBe(true);
+      } finally {
+        await index.close();
+        await proxy.close();
+      }
     }, 60_000);
 
     it('answers 503 naming the indexer for an index built without the search fields', async () => {
@@ -125,7 +176,11 @@ describeSearch(
       for (const call of [
         () => index.list({ ...query, ranked: true }),
         () => index.list(query),
+        () => index.list({ ...query, sort: [{ field: 'quote_length', direction: 'desc' }] }),
         () => index.random(query.filters, ['id']),
+        () => index.randomSample(query.filters, ['id'], 3),
+        () => index.firstMatch(query.filters, [2, 3], ['id']),
+        () => index.facets({ filters: query.filters, facets: ['genre'], limit: 5 }),
       ]) {
         await expect(call()).rejects.toThrow(CatalogueUnavailableError);
         await expect(call()).rejects.toThrow(/run the indexer/);

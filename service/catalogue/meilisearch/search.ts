@@ -1,11 +1,13 @@
 /**
  * Full-text search (`q`) on Meilisearch, pure translation (no I/O): the `/search` requests of a
- * port call with `q`, and the reading of their answers. The rules are in search.ts; the stored
- * fields in meilisearch/request.ts.
+ * listing in relevance order, and the reading of their answers. The rules are in search.ts; the
+ * stored fields in meilisearch/request.ts.
  *
  * Exactness, whatever the engine's tokenizer and ranking do:
- * - The set of matches is a filter: `q_words = w` for each word, `q_words STARTS WITH w` for the
- *   last (search.ts {@link searchKey}), ANDed with the other filters. Totals come from
+ * - The set of matches is a filter ({@link wordsClause}): `q_words = w` for each word,
+ *   `q_words STARTS WITH w` for the last, ANDed with the other filters. Anything with `q` but
+ *   no ranking (a listing in an asked order, random quotes, facets, the quote of the day) is the
+ *   same read as without `q`, with that filter: no search. Totals of a search come from
  *   `page`/`hitsPerPage` (exact, up to `pagination.maxTotalHits`, set above any catalogue).
  * - The engine's query (`q`) only ranks. It holds the query's tokens with `matchingStrategy:
  *   last`, so a document needs only the first token to stay among the candidates, and the filter
@@ -17,16 +19,15 @@
  *   and a page holding such a hit is refused (503), never served out of order.
  */
 
-import type { ListQuery, QuoteField } from '../port.ts';
-import { engineToken, searchKey } from '../search.ts';
+import type { ListQuery } from '../port.ts';
+import { engineToken } from '../search.ts';
 import {
   buildFilter,
-  buildSort,
   filterExpression,
-  quoteFilterValue,
   retrievedFields,
   SEARCH_ATTRIBUTES,
   SEARCH_LOCALE,
+  wordsClause,
 } from './request.ts';
 
 /** The body of one search (`POST /indexes/{uid}/search`, or one query of `/multi-search`). */
@@ -54,25 +55,15 @@ export interface SearchResponse {
   estimatedTotalHits?: number;
 }
 
-/** The filter clause of `q` over one attribute of search keys. */
-function wordsClause(attribute: string, words: readonly string[]): string {
-  const last = words.at(-1) as string;
-  const whole = [...new Set(words.slice(0, -1))];
-  const clauses = whole.map((w) => `${attribute} = ${quoteFilterValue(searchKey(w))}`);
-  clauses.push(`${attribute} STARTS WITH ${quoteFilterValue(searchKey(last))}`);
-  return clauses.join(' AND ');
-}
-
 /** The filter of every match: the other filters and the words of `q` anywhere. */
 export function matchFilter(query: Pick<ListQuery, 'filters'>): string {
-  const words = query.filters.q as readonly string[];
-  return filterExpression([...buildFilter(query.filters), wordsClause('q_words', words)]) as string;
+  return filterExpression(buildFilter(query.filters)) as string;
 }
 
 /** Filters of the relevance groups: matches with every word in the text, and the others. */
 export function groupFilters(query: Pick<ListQuery, 'filters'>): { text: string; rest: string } {
   const words = query.filters.q as readonly string[];
-  const others = buildFilter(query.filters);
+  const others = buildFilter({ ...query.filters, q: undefined });
   const inText = wordsClause('q_text_words', words);
   return {
     text: filterExpression([...others, inText]) as string,
@@ -88,18 +79,6 @@ function ranking(words: readonly string[], attributes: readonly string[]): Parti
     attributesToSearchOn: [...attributes],
     matchingStrategy: 'last',
     locales: [SEARCH_LOCALE],
-    showRankingScoreDetails: true,
-  };
-}
-
-/** `list` with `q` and an order asked for: the page of the matches in `sort` order. */
-export function sortedSearch(query: ListQuery): SearchRequest {
-  return {
-    filter: matchFilter(query),
-    sort: buildSort(query.sort),
-    page: query.page,
-    hitsPerPage: query.limit,
-    attributesToRetrieve: retrievedFields(query.fields),
     showRankingScoreDetails: true,
   };
 }
@@ -135,18 +114,9 @@ export function restSearch(query: ListQuery, offset: number, limit: number): Sea
   };
 }
 
-/** `random` with `q`, first step: the number of matches. */
+/** `list` in relevance order, beside the first step: the number of all the matches. */
 export function searchCount(query: Pick<ListQuery, 'filters'>): SearchRequest {
   return { filter: matchFilter(query), page: 1, hitsPerPage: 0 };
-}
-
-/** `random` with `q`, second step: the match at `offset` in the engine's own fixed order. */
-export function searchPick(
-  query: Pick<ListQuery, 'filters'>,
-  offset: number,
-  fields: readonly QuoteField[] | null,
-): SearchRequest {
-  return { filter: matchFilter(query), offset, limit: 1, attributesToRetrieve: retrievedFields(fields) };
 }
 
 /** True when the engine's time budget cut the ranking of a returned hit short. */
