@@ -6,7 +6,7 @@
  * Exactness, whatever the engine's tokenizer and ranking do:
  * - The set of matches is a filter ({@link wordsClause}): `q_words = w` for each word,
  *   `q_words STARTS WITH w` for the last, ANDed with the other filters. Anything with `q` but
- *   no ranking (a listing in an asked order, random quotes, facets, the quote of the day) is the
+ *   no ranking (a listing in an asked order, random quotes, facet counts) is the
  *   same read as without `q`, with that filter: no search. Totals of a search come from
  *   `page`/`hitsPerPage` (exact, up to `pagination.maxTotalHits`, set above any catalogue).
  * - The engine's query (`q`) only ranks. It holds the query's tokens with `matchingStrategy:
