@@ -94,6 +94,19 @@ describe.skipIf('skip' in source)('list answers passed through on a real engine'
     expect((JSON.parse((awkward as Buffer).toString('utf8')) as Quote[]).map((q) => q.quote)).toEqual(
       AWKWARD.filter((_text, i) => i % 2 === 0),
     );
+    // `q` in an asked order is a listing like any other, passed through too.
+    const searched: ListQuery = {
+      filters: { q: ['line'] },
+      sort: [{ field: 'quote_length', direction: 'desc' }],
+      page: 1,
+      limit: 10,
+      fields: ['id', 'quote'],
+    };
+    const matched = await listJson?.(searched, envelope);
+    expect(Buffer.isBuffer(matched)).toBe(true);
+    const reference = await (catalogue as CatalogueIndex).list(searched);
+    expect(reference.items.length).toBeGreaterThan(0);
+    expect(JSON.parse((matched as Buffer).toString('utf8'))).toEqual(reference.items);
     const deep = await listJson?.(query(4), envelope);
     expect(Buffer.isBuffer(deep)).toBe(false);
     expect(deep).toMatchObject({ total: quotes.length });

@@ -92,6 +92,8 @@ export function listPaths(quotes: readonly Quote[]): string[] {
     '/quotes?page=999&limit=100',
     '/quotes?author=Nobody%20At%20All',
     '/quotes?q=line',
+    '/quotes?q=line&sort=quote_length&order=desc&fields=quote,id',
+    '/quotes?q=li&sort=author&limit=3&page=2',
   );
   return paths;
 }

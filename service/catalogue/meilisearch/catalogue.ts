@@ -332,7 +332,8 @@ class MeiliCatalogue implements CatalogueIndex {
   async #listJson(query: ListQuery, envelope: JsonEnvelope): Promise<Buffer | ListResult> {
     // One deadline for the whole call: a raw read given up on leaves `list` only what remains.
     const deadline = this.#deadline();
-    if (query.filters.q !== undefined) return this.#list(query, deadline);
+    // A ranked page is searched; any other, `q` or not, is a documents read like this one.
+    if (query.ranked === true) return this.#list(query, deadline);
     let page: RawPage | ListResult;
     if (this.#shallow(query)) {
       const plan = pageRequest(query);
