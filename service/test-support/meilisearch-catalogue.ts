@@ -8,7 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { type Key, Meilisearch } from 'meilisearch';
 import { keySpecs } from '../../deploy/meili-keys.ts';
 import { createMeiliBuilder, type MeiliBuilderOptions } from '../catalogue/meilisearch/builder.ts';
-import type { CatalogueInfo, Quote } from '../catalogue/port.ts';
+import { type MeiliCatalogueOptions, openMeiliCatalogue } from '../catalogue/meilisearch/catalogue.ts';
+import type { CatalogueIndex, CatalogueInfo, Quote } from '../catalogue/port.ts';
+import { type DelayingProxy, delayingProxy } from './delaying-proxy.ts';
 import type { MeiliEngine } from './meilisearch-engine.ts';
 
 export interface MeiliCatalogue {
@@ -55,6 +57,22 @@ export async function buildWith(
     await builder.abort();
     throw error;
   }
+}
+
+/** A reader opened with `options`, through a proxy of `options.host` that keeps every request. */
+export async function readerThroughProxy(
+  options: MeiliCatalogueOptions,
+): Promise<{ proxy: DelayingProxy; reader: CatalogueIndex; close(): Promise<void> }> {
+  const proxy = await delayingProxy(options.host);
+  const reader = openMeiliCatalogue({ ...options, host: proxy.url });
+  return {
+    proxy,
+    reader,
+    async close() {
+      await reader.close();
+      await proxy.close();
+    },
+  };
 }
 
 export async function buildMeiliCatalogue(

@@ -14,8 +14,8 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureKeys, keySpecs } from '../../../deploy/meili-keys.ts';
-import { delayingProxy } from '../../test-support/delaying-proxy.ts';
 import { FIXTURE_QUOTES } from '../../test-support/fixtures.ts';
+import { readerThroughProxy } from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
 import { compareQuotes, project } from '../../test-support/reference.ts';
 import {
@@ -873,23 +873,8 @@ describe.skipIf(skip !== undefined)(
           })
         ).results[0];
       /** A reader of `live` with the service's key, through a proxy that keeps every request. */
-      const readerThroughProxy = async (live: string, searchKey: string | undefined) => {
-        const proxy = await delayingProxy(real.host);
-        const reader = openMeiliCatalogue({
-          host: proxy.url,
-          apiKey: searchKey,
-          index: live,
-          timeoutMs: 5_000,
-        });
-        return {
-          proxy,
-          reader,
-          async close() {
-            await reader.close();
-            await proxy.close();
-          },
-        };
-      };
+      const readerOf = (live: string, searchKey: string | undefined) =>
+        readerThroughProxy({ host: real.host, apiKey: searchKey, index: live, timeoutMs: 5_000 });
       const fetchSorts = (requests: readonly { path: string; body: string }[]) =>
         requests
           .filter((r) => r.path.endsWith('/documents/fetch'))
@@ -899,7 +884,7 @@ describe.skipIf(skip !== undefined)(
         const keys = await ensureKeys(admin, 'order_a');
         await build(keys.get('indexer.key') as string, 'order_a', byId);
         expect(await firstDocument('order_a')).toEqual({ id: byId[0]?.id, catalogue_order: 'id' });
-        const { proxy, reader, close } = await readerThroughProxy('order_a', keys.get('search.key'));
+        const { proxy, reader, close } = await readerOf('order_a', keys.get('search.key'));
         try {
           await reader.info();
           for (const sort of sorts) {
@@ -920,7 +905,7 @@ describe.skipIf(skip !== undefined)(
         const keys = await ensureKeys(admin, 'order_b');
         const indexer = keys.get('indexer.key') as string;
         await build(indexer, 'order_b', byId);
-        const { proxy, reader, close } = await readerThroughProxy('order_b', keys.get('search.key'));
+        const { proxy, reader, close } = await readerOf('order_b', keys.get('search.key'));
         try {
           // The mark is read here, and the reader is not asked again before the swap.
           await reader.info();

@@ -6,8 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { expect, inject } from 'vitest';
-import { delayingProxy } from '../../test-support/delaying-proxy.ts';
-import { buildWith, createDeploymentKeys } from '../../test-support/meilisearch-catalogue.ts';
+import {
+  buildWith,
+  createDeploymentKeys,
+  readerThroughProxy,
+} from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
 import { type CatalogueIndex, CatalogueUnavailableError, type ListQuery, type Quote } from '../port.ts';
 import { describeSearch, relevanceQuotes } from '../search.suite.ts';
@@ -21,8 +24,16 @@ type Load = (quotes: Quote[], searchCutoffMs?: number) => Promise<CatalogueIndex
 let loadWith: Load | undefined;
 let engineAdmin: Meilisearch | undefined;
 let lastUid = '';
-/** Where the reader of the last index built reads, and with which key. */
-let lastReader = { host: '', apiKey: '' };
+/** Where the suite's readers read, and with which key. */
+let readerAccess = { host: '', apiKey: '' };
+
+/** The matches of "quiet garden" in {@link relevanceQuotes}, longest first (ties by id). */
+function longestFirstMatches(): { id: number }[] {
+  return relevanceQuotes()
+    .filter((quote) => quote.id >= 2)
+    .sort((a, b) => b.quote_length - a.quote_length || a.id - b.id)
+    .map((quote) => ({ id: quote.id }));
+}
 
 describeSearch(
   'meilisearch',
@@ -33,6 +44,7 @@ describeSearch(
     engineAdmin = admin;
     const prefix = `search_${randomBytes(4).toString('hex')}`;
     const { indexerKey, searchKey } = await createDeploymentKeys(admin, prefix, [`${prefix}_*`]);
+    readerAccess = { host: engine.host, apiKey: searchKey.key };
     const opened: CatalogueIndex[] = [];
     let builds = 0;
     const load: Load = async (quotes, searchCutoffMs) => {
@@ -49,7 +61,6 @@ describeSearch(
         },
         quotes,
       );
-      lastReader = { host: engine.host, apiKey: searchKey.key };
       const index = openMeiliCatalogue({
         host: engine.host,
         apiKey: searchKey.key,
@@ -98,11 +109,7 @@ describeSearch(
         sort: [{ field: 'quote_length', direction: 'desc' }],
       };
       // An asked order ranks nothing: the matches are read as a listing, exact whatever the budget.
-      const longestFirst = relevanceQuotes()
-        .filter((quote) => quote.id >= 2)
-        .sort((a, b) => b.quote_length - a.quote_length || a.id - b.id)
-        .map((quote) => ({ id: quote.id }));
-      expect(await index.list(sorted)).toEqual({ items: longestFirst.slice(0, 5), total: 6 });
+      expect(await index.list(sorted)).toEqual({ items: longestFirstMatches().slice(0, 5), total: 6 });
       // Nothing to rank: the matches in the engine's own order, exact, and random picks.
       const unranked = await index.list({ ...ranked, filters: { q: ['garden'] } });
       expect(unranked.total).toBe(6);
@@ -111,20 +118,18 @@ describeSearch(
 
     it('reads q in an asked order, and random quotes, as listings: no search, a late page from the far end', async () => {
       await (loadWith as Load)(relevanceQuotes());
-      const proxy = await delayingProxy(lastReader.host);
-      const index = openMeiliCatalogue({
-        ...lastReader,
-        host: proxy.url,
+      const {
+        proxy,
+        reader: index,
+        close,
+      } = await readerThroughProxy({
+        ...readerAccess,
         index: lastUid,
         timeoutMs: 10_000,
         // Every page planned on the exact total, as a page past the first thousand matches is.
         shallowOffset: 0,
       });
       try {
-        const longestFirst = relevanceQuotes()
-          .filter((quote) => quote.id >= 2)
-          .sort((a, b) => b.quote_length - a.quote_length || a.id - b.id)
-          .map((quote) => ({ id: quote.id }));
         const query: ListQuery = {
           filters: { q: ['quiet', 'garden'] },
           sort: [{ field: 'quote_length', direction: 'desc' }],
@@ -132,7 +137,7 @@ describeSearch(
           limit: 4,
           fields: ['id'],
         };
-        expect(await index.list(query)).toEqual({ items: longestFirst.slice(4), total: 6 });
+        expect(await index.list(query)).toEqual({ items: longestFirstMatches().slice(4), total: 6 });
         expect(await index.random(query.filters, ['id'])).toEqual(
           expect.objectContaining({ id: expect.any(Number) }),
         );
@@ -146,8 +151,7 @@ describeSearch(
           ),
         ).toBe(true);
       } finally {
-        await index.close();
-        await proxy.close();
+        await close();
       }
     }, 60_000);
 

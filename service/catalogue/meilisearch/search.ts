@@ -34,7 +34,6 @@ import {
 export interface SearchRequest {
   q?: string;
   filter: string;
-  sort?: string[];
   page?: number;
   hitsPerPage?: number;
   offset?: number;
