@@ -1200,17 +1200,20 @@ function isIndexNotFound(error: unknown): boolean {
 }
 
 /**
- * Codes the engine answers when the index lacks the search fields (`q_words`, `q_text`…): an
- * index built by a release before `q`, which still serves every other request. Not a bug of the
+ * A search refused because the index lacks the search fields (`q_words`, `q_text`…): an index
+ * built by a release before `q`, which still serves every other request. Not a bug of the
  * request, and cured by the indexer: 503, saying so.
  */
-const NO_SEARCH_FIELDS = new Set(['invalid_search_filter', 'invalid_search_attributes_to_search_on']);
-
 async function withSearchFields<T>(search: Promise<T>): Promise<T> {
   try {
     return await search;
   } catch (error) {
-    if (error instanceof MeilisearchApiError && NO_SEARCH_FIELDS.has(error.cause?.code ?? '')) {
+    if (
+      (error instanceof MeilisearchApiError &&
+        error.cause?.code === 'invalid_search_attributes_to_search_on') ||
+      // Only the search fields: a range filter the index cannot apply is named by withFilterFields.
+      unfilterable(error).some((a) => SEARCH_FILTER_ATTRIBUTES.has(a))
+    ) {
       throw noSearchFields(error);
     }
     throw error;

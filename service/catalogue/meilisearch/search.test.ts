@@ -192,5 +192,33 @@ describeSearch(
       // Everything without q still serves.
       expect((await index.list({ ...query, filters: {} })).total).toBe(7);
     }, 60_000);
+
+    it('names the ranges, not the search fields, for an index built with q but before ranges', async () => {
+      const index = await (loadWith as Load)(relevanceQuotes());
+      const admin = engineAdmin as Meilisearch;
+      // Make the index just built look like one of a release with q but without range filters.
+      const uid = lastUid;
+      const settings = await admin.index(uid).getSettings();
+      await admin
+        .index(uid)
+        .updateSettings({
+          filterableAttributes: (settings.filterableAttributes as string[]).filter(
+            (a) => a !== 'quote_length' && a !== 'publish_day',
+          ),
+        })
+        .waitTask({ timeout: 60_000 });
+      const query: ListQuery = {
+        filters: { q: ['quiet', 'garden'], ranges: { min_length: 1 } },
+        sort: [],
+        page: 1,
+        limit: 5,
+        fields: ['id'],
+        ranked: true,
+      };
+      await expect(index.list(query)).rejects.toThrow(/cannot filter ranges.*run the indexer/);
+      // The same search without a range still serves: the index has its search fields.
+      const { ranges: _, ...withoutRanges } = query.filters;
+      expect((await index.list({ ...query, filters: withoutRanges })).total).toBe(6);
+    }, 60_000);
   },
 );
