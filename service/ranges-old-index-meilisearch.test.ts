@@ -7,7 +7,7 @@ import { Meilisearch } from 'meilisearch';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { fixtureApp, get } from './test-app.ts';
 import { FIXTURE_QUOTES } from './test-support/fixtures.ts';
-import { buildMeiliCatalogue } from './test-support/meilisearch-catalogue.ts';
+import { buildMeiliCatalogue, dropFilterable } from './test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 
 const SUITE = 'range filters on an index built before them';
@@ -30,15 +30,7 @@ if ('skip' in source) {
       const uid = catalogue.env.MEILI_INDEX as string;
       const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
       // Make the index just built look like one of the release before range filters.
-      const settings = await admin.index(uid).getSettings();
-      await admin
-        .index(uid)
-        .updateSettings({
-          filterableAttributes: (settings.filterableAttributes as string[]).filter(
-            (a) => a !== 'quote_length' && a !== 'publish_day',
-          ),
-        })
-        .waitTask({ timeout: 60_000 });
+      await dropFilterable(admin, uid, (a) => a !== 'quote_length' && a !== 'publish_day');
       const app = await fixtureApp('', catalogue.env);
       try {
         const ranged = [

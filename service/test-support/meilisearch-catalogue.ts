@@ -59,6 +59,26 @@ export async function buildWith(
   }
 }
 
+/**
+ * Makes the index `uid` look like one built by an earlier release, whose settings lacked some
+ * filterable attributes: keeps only those `keep` accepts (the documents are left as they are).
+ */
+export async function dropFilterable(
+  admin: Meilisearch,
+  uid: string,
+  keep: (attribute: string) => boolean,
+  searchableAttributes?: string[],
+): Promise<void> {
+  const settings = await admin.index(uid).getSettings();
+  await admin
+    .index(uid)
+    .updateSettings({
+      filterableAttributes: (settings.filterableAttributes as string[]).filter(keep),
+      ...(searchableAttributes === undefined ? {} : { searchableAttributes }),
+    })
+    .waitTask({ timeout: 60_000 });
+}
+
 /** A reader opened with `options`, through a proxy of `options.host` that keeps every request. */
 export async function readerThroughProxy(
   options: MeiliCatalogueOptions,

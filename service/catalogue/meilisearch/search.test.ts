@@ -9,6 +9,7 @@ import { expect, inject } from 'vitest';
 import {
   buildWith,
   createDeploymentKeys,
+  dropFilterable,
   readerThroughProxy,
 } from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
@@ -159,17 +160,7 @@ describeSearch(
       const index = await (loadWith as Load)(relevanceQuotes());
       const admin = engineAdmin as Meilisearch;
       // Make the index just built look like one of the release before q.
-      const uid = lastUid;
-      const settings = await admin.index(uid).getSettings();
-      await admin
-        .index(uid)
-        .updateSettings({
-          filterableAttributes: (settings.filterableAttributes as string[]).filter(
-            (a) => !a.startsWith('q_'),
-          ),
-          searchableAttributes: ['author', 'work'],
-        })
-        .waitTask({ timeout: 60_000 });
+      await dropFilterable(admin, lastUid, (a) => !a.startsWith('q_'), ['author', 'work']);
       const query: ListQuery = {
         filters: { q: ['quiet', 'garden'] },
         sort: [],
@@ -197,16 +188,7 @@ describeSearch(
       const index = await (loadWith as Load)(relevanceQuotes());
       const admin = engineAdmin as Meilisearch;
       // Make the index just built look like one of a release with q but without range filters.
-      const uid = lastUid;
-      const settings = await admin.index(uid).getSettings();
-      await admin
-        .index(uid)
-        .updateSettings({
-          filterableAttributes: (settings.filterableAttributes as string[]).filter(
-            (a) => a !== 'quote_length' && a !== 'publish_day',
-          ),
-        })
-        .waitTask({ timeout: 60_000 });
+      await dropFilterable(admin, lastUid, (a) => a !== 'quote_length' && a !== 'publish_day');
       const query: ListQuery = {
         filters: { q: ['quiet', 'garden'], ranges: { min_length: 1 } },
         sort: [],
