@@ -61,7 +61,8 @@ export async function buildWith(
 
 /**
  * Makes the index `uid` look like one built by an earlier release, whose settings lacked some
- * filterable attributes: keeps only those `keep` accepts (the documents are left as they are).
+ * filterable attributes: keeps only those `keep` accepts, and sets `searchableAttributes` when
+ * given (the documents are left as they are).
  */
 export async function dropFilterable(
   admin: Meilisearch,

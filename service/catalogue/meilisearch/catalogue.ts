@@ -1200,19 +1200,18 @@ function isIndexNotFound(error: unknown): boolean {
 }
 
 /**
- * A search refused because the index lacks the search fields (`q_words`, `q_text`…): an index
- * built by a release before `q`, which still serves every other request. Not a bug of the
- * request, and cured by the indexer: 503, saying so.
+ * A search refused because the index cannot search the text fields (`q_text`…): an index built
+ * by a release before `q`, which still serves every other request. Not a bug of the request,
+ * and cured by the indexer: 503, saying so. A filter the index cannot apply (the search fields'
+ * or the ranges') is named by {@link withFilterFields}, around every call that searches.
  */
 async function withSearchFields<T>(search: Promise<T>): Promise<T> {
   try {
     return await search;
   } catch (error) {
     if (
-      (error instanceof MeilisearchApiError &&
-        error.cause?.code === 'invalid_search_attributes_to_search_on') ||
-      // Only the search fields: a range filter the index cannot apply is named by withFilterFields.
-      unfilterable(error).some((a) => SEARCH_FILTER_ATTRIBUTES.has(a))
+      error instanceof MeilisearchApiError &&
+      error.cause?.code === 'invalid_search_attributes_to_search_on'
     ) {
       throw noSearchFields(error);
     }
