@@ -377,6 +377,19 @@ function warmupCount(options: BenchOptions): number {
   return options.quick ? 300 : 5_000;
 }
 
+/**
+ * The warm-up of the uncached mix in front of Meilisearch, longer than {@link warmupCount}: the
+ * mix runs through many more of the service's functions than one kind of request does, and V8
+ * went on compiling them long after 5,000 answers. Traced at 1M (`--trace-opt`, 4 s windows of
+ * the mix at 50 connections after 5,000 answers): 312, 103 and 53 functions optimized in the
+ * first three windows, 11 to 34 in each of the next five, while the service's CPU per answer
+ * fell from 0.25 to 0.28 ms to 0.19 to 0.22 ms and stayed there. The first three windows were
+ * about 15,000 answers.
+ */
+function mixWarmupCount(options: BenchOptions): number {
+  return options.quick ? 300 : 20_000;
+}
+
 /** The `q` paths of {@link measureSearch}: both runs' and the warm-up's. */
 function searchDrawCount(options: BenchOptions): number {
   return searchPathCount(options) * 2 + warmupCount(options);
@@ -601,7 +614,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     const vocab = await sampleVocabulary(service.url, auth, options.quick ? 3 : 20, random);
     // More distinct paths than a run can use: a path asked twice would come from the answer cache.
     const mixCount = options.quick ? 2_000 : 30_000;
-    const mixDrawn = mixPaths(vocab, random, mixCount + warmupCount(options));
+    const mixDrawn = mixPaths(vocab, random, mixCount + mixWarmupCount(options));
     const mix = mixDrawn.slice(0, mixCount);
     const mixWarmup = mixDrawn.slice(mixCount);
     const load = { connections: options.connections, duration: options.duration };
