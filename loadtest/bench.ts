@@ -380,11 +380,11 @@ function warmupCount(options: BenchOptions): number {
 /**
  * The warm-up of the uncached mix in front of Meilisearch, longer than {@link warmupCount}: the
  * mix runs through many more of the service's functions than one kind of request does, and V8
- * went on compiling them long after 5,000 answers. Traced at 1M (`--trace-opt`, 4 s windows of
- * the mix at 50 connections after 5,000 answers): 312, 103 and 53 functions optimized in the
- * first three windows, 11 to 34 in each of the next five, while the service's CPU per answer
- * fell from 0.25 to 0.28 ms to 0.19 to 0.22 ms and stayed there. The first three windows were
- * about 15,000 answers.
+ * went on compiling them long after 5,000 answers. Traced at 1M with `--trace-opt`, in 4 s
+ * windows of about 7,000 answers of the mix at 50 connections after 5,000: V8 optimized 103 and
+ * 53 of the service's functions in the second and third windows, 11 to 34 in each of the next
+ * five. The service's CPU per answer in eight such windows of another run: 0.28, 0.28, 0.22,
+ * 0.20, 0.19, 0.21, 0.21 and 0.22 ms. It settles about 15,000 answers past the 5,000.
  */
 function mixWarmupCount(options: BenchOptions): number {
   return options.quick ? 300 : 20_000;
