@@ -80,7 +80,7 @@ export class AnswerCache {
   readonly #maxBytes: number;
   #bytes = 0;
 
-  /** Keys offered once: their answer is stored when they are offered again. */
+  /** Keys asked recently ({@link askedAgain}). */
   readonly #recent: RecentKeys;
 
   constructor(options: { maxEntries: number; maxBytes: number }) {
@@ -104,13 +104,12 @@ export class AnswerCache {
   }
 
   /**
-   * Stores the answer of `key` (as {@link set}) if the key was offered before: answers are
-   * kept for requests that come back, not for every request once. Returns whether it stored.
+   * Whether `key` was asked before, since its slot last held another key; remembered either
+   * way. Answers are stored for requests that come back, not for every request once: a caller
+   * checks this before it does what storing an answer takes.
    */
-  offer(version: string, key: string, answer: CachedAnswer): boolean {
-    if (!this.#recent.seenBefore(key)) return false;
-    this.set(version, key, answer);
-    return true;
+  askedAgain(key: string): boolean {
+    return this.#recent.seenBefore(key);
   }
 
   /** Stores the answer of `key` under `version`, replacing the key's answer of any version. */

@@ -111,17 +111,20 @@ export async function answer(
     // response serialiser, exactly as Fastify would apply it.
     const written = Buffer.isBuffer(produced) ? produced : bodyBytes(reply.serialize(produced) as string);
     body = written;
-    // Kept only if the catalogue did not change meanwhile (an answer stored under a version must
-    // be that version's answer), and only for a request asked before. The answer does not wait
-    // for that check: the version may have to be read from the engine again, which could hold an
-    // answer already read for up to MEILI_TIMEOUT_MS more, or turn it into a 503. Nor does it
-    // take the request's time (catalogue/budget.ts), which may be spent by now.
-    apartFromRequest(() => catalogue.info()).then(
-      (now) => {
-        if (now.version === version) answers.offer(version, key, { etag, body: written });
-      },
-      () => {},
-    );
+    // Kept only for a request asked before, and only if the catalogue did not change meanwhile
+    // (an answer stored under a version must be that version's answer). The answer does not
+    // wait for that check: the version may have to be read from the engine again, which could
+    // hold an answer already read for up to MEILI_TIMEOUT_MS more, or turn it into a 503. Nor
+    // does it take the request's time (catalogue/budget.ts), which may be spent by now. A
+    // request asked once, as most of a stream of distinct ones are, skips the check.
+    if (answers.askedAgain(key)) {
+      apartFromRequest(() => catalogue.info()).then(
+        (now) => {
+          if (now.version === version) answers.set(version, key, { etag, body: written });
+        },
+        () => {},
+      );
+    }
   }
   if (ifNoneMatchHits(condition, etag, true)) return notModified(reply, etag, body);
   return reply

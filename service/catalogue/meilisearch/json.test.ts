@@ -126,6 +126,14 @@ describe('rawPage', () => {
     expect(rawPage(answer(last), fields)).toBeUndefined();
   });
 
+  it('leaves a text of millions of escapes to be read the plain way, without failing', () => {
+    const huge = { ...base, author: '\n'.repeat(5_000_000) };
+    const body = answer(one(huge));
+    expect(() => rawPage(body, fields)).not.toThrow();
+    expect(rawPage(body, fields)).toBeUndefined();
+    expect(isRawDocument(Buffer.from(JSON.stringify(huge)), fields)).toBe(false);
+  });
+
   it('counts documents, not the braces and commas inside their texts', () => {
     const tricky = { id: 3, author: '},{"id":4,"author":"x"}', genre: ['],"offset":0'], quote_length: 9 };
     const items = JSON.stringify([tricky, base]);
