@@ -165,6 +165,8 @@ describe.runIf(meili !== undefined)('npm run bench --backend meilisearch --quick
     expect(results.requestsPerAnswer).toBeGreaterThanOrEqual(1);
     expectMeasured('mix', results.mix);
     expectMeasured('replay', results.replay);
+    expectMeasured('bare forwarder', results.forwarder);
+    expect(stdout).toContain('| the same engine requests through a bare forwarder');
     expect(Object.keys(results.pages)).toHaveLength(3);
     for (const [name, page] of Object.entries(results.pages)) expectMeasured(name, page);
     expectMeasured('random', results.random);

@@ -27,7 +27,15 @@ import { AUTHORS_CONNECTIONS, AUTHORS_P99_MS, authorByIdPaths, topAuthorPaths } 
 import { ensureCatalogue, indexCatalogue } from './bench/catalogue.ts';
 import { FACET_REQUESTS, facetPaths } from './bench/facets.ts';
 import { type FeatureKind, featurePaths } from './bench/features.ts';
-import { type LoadResult, type LoadSpec, measure, measureInTurns } from './bench/load.ts';
+import { forwarderPaths } from './bench/forwarder.ts';
+import {
+  type LoadResult,
+  type LoadSpec,
+  measure,
+  measureEachInTurns,
+  measureInTurns,
+  type RequestSpec,
+} from './bench/load.ts';
 import { encodeBatches, ingestDirect, meiliVersion, startMeili, startRecorder } from './bench/meili.ts';
 import {
   evaluateMeili,
@@ -648,29 +656,49 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       const { requests, answers } = await recordEngineRequests('service (recording)', mix);
       const requestsPerAnswer = requests.length / answers;
       log(`recorded ${requests.length} engine requests for ${answers} answers`);
+      const forwarding = await startForwarder(requests);
       await warmUp({ baseUrl: service.url, headers: auth }, mixWarmup, options.connections);
+      // The forwarder runs the same engine client and HTTP server: it is warmed up alike.
+      const forwarderCursor = { at: 0 };
+      await measure({
+        baseUrl: forwarding.url,
+        paths: forwarding.paths,
+        connections: options.connections,
+        duration: 0,
+        amount: mixWarmup.length,
+        cursor: forwarderCursor,
+      });
 
-      // The service and the direct replay in turns on the same engine: a drift of the shared
-      // machine falls on both alike, and the ratio compares like with like. CPU per answer of
-      // each process, summed over its own turns: where the time of a slow run goes.
+      // The service, the direct replay and the bare forwarder in turns on the same engine: a
+      // drift of the shared machine falls on all alike, and the ratios compare like with like.
+      // CPU per answer of each process, summed over its own turns: where the time of a slow run goes.
       const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
-      const cpu = { service: 0, engineForService: 0, engineForReplay: 0 };
-      const [mixRun, replay] = await measureInTurns(
-        { baseUrl: service.url, paths: mix, headers: auth, ...load },
-        { baseUrl: engine.url, paths: requests, ...load },
+      const cpu = { service: 0, engineForService: 0, engineForReplay: 0, forwarder: 0 };
+      const [mixRun, replay, forwarded] = (await measureEachInTurns(
+        [
+          { baseUrl: service.url, paths: mix, headers: auth, ...load },
+          { baseUrl: engine.url, paths: requests, ...load },
+          { baseUrl: forwarding.url, paths: forwarding.paths, cursor: forwarderCursor, ...load },
+        ],
         TURN_SECONDS,
         async (side, run) => {
-          const before = [cpuOf(service.child.pid), cpuOf(engine.child.pid)] as const;
+          const before = [cpuOf(service.child.pid), cpuOf(engine.child.pid), cpuOf(forwarding.child.pid)];
           const result = await run();
+          const spent = (i: number) =>
+            cpuOf([service.child.pid, engine.child.pid, forwarding.child.pid][i] as number) -
+            (before[i] as number);
           if (side === 0) {
-            cpu.service += cpuOf(service.child.pid) - before[0];
-            cpu.engineForService += cpuOf(engine.child.pid) - before[1];
+            cpu.service += spent(0);
+            cpu.engineForService += spent(1);
+          } else if (side === 1) {
+            cpu.engineForReplay += spent(1);
           } else {
-            cpu.engineForReplay += cpuOf(engine.child.pid) - before[1];
+            cpu.forwarder += spent(2);
           }
           return result;
         },
-      );
+      )) as [LoadResult, LoadResult, LoadResult];
+      await forwarding.child.stop();
       const perAnswerMs = (seconds: number, count: number) => ((seconds / count) * 1e3).toFixed(2);
       log(summary(`uncached mix (${mix.length} paths)`, mixRun));
       log(
@@ -680,7 +708,30 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
         log(`warning: the mix cycled (${mixRun.requests} requests): answers were cached`);
       log(summary(`the same engine requests, replayed in turns with it (${requests.length})`, replay));
       log(`  engine CPU per request: ${perAnswerMs(cpu.engineForReplay, replay.requests)} ms`);
-      return { mix: mixRun, replay, requestsPerAnswer };
+      log(summary('the same engine requests through a bare forwarder, in turns with them', forwarded));
+      log(`  forwarder CPU per request: ${perAnswerMs(cpu.forwarder, forwarded.requests)} ms`);
+      return { mix: mixRun, replay, forwarder: forwarded, requestsPerAnswer };
+    }
+    /** The bare forwarder (bench/forwarder.ts) of `requests` to the engine, with the service's key and V8 flags. */
+    async function startForwarder(requests: RequestSpec[]) {
+      const file = join(work, 'engine-requests.json');
+      writeFileSync(file, JSON.stringify(requests));
+      const port = await freePort();
+      const child = start(
+        'forwarder',
+        process.execPath,
+        [...MEILI_SERVICE_NODE_FLAGS, join(ROOT, 'loadtest/bench/forwarder.ts')],
+        {
+          ...env,
+          FORWARD_REQUESTS: file,
+          MEILI_HOST: engine.url,
+          MEILI_API_KEY: searchKey,
+          PORT: String(port),
+        },
+      );
+      const url = `http://127.0.0.1:${port}`;
+      await waitForHttp(child, `${url}/ready`);
+      return { child, url, paths: forwarderPaths(requests.length) };
     }
     const mixRuns = want('mix') ? await measureMix() : {};
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { combine, type LoadResult, measure, measureInTurns } from './load.ts';
+import { combine, type LoadResult, measure, measureEachInTurns, measureInTurns } from './load.ts';
 
 const run = (over: Partial<LoadResult>): LoadResult => ({
   rps: 1000,
@@ -153,6 +153,24 @@ describe('measureInTurns', () => {
     expect(first.requests).toBeGreaterThan(0);
     expect(second.requests).toBeGreaterThan(0);
     expect(first.non2xx + second.non2xx).toBe(0);
+  });
+
+  it('measures any number of loads, in their order and then in reverse, turn after turn', async () => {
+    accepted.length = 0;
+    const [a, b, c] = [await start('a'), await start('b'), await start('c')];
+    const load = { paths: ['/quotes'], connections: 2, duration: 0.4 };
+    const results = await measureEachInTurns(
+      [a, b, c].map((baseUrl) => ({ baseUrl, ...load })),
+      0.1,
+    );
+    const slices: string[] = [];
+    for (let i = 0; i < accepted.length; i += load.connections) slices.push(accepted[i] as string);
+    expect(slices.join('')).toBe('abccbaabccba');
+    expect(results).toHaveLength(3);
+    for (const result of results) {
+      expect(result.requests).toBeGreaterThan(0);
+      expect(result.non2xx).toBe(0);
+    }
   });
 
   it('goes on through the paths of each load from turn to turn, asking none of them twice', async () => {

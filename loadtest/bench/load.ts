@@ -162,29 +162,47 @@ export async function measureInTurns(
   sliceSeconds = 1,
   around: (side: 0 | 1, run: () => Promise<LoadResult>) => Promise<LoadResult> = (_side, run) => run(),
 ): Promise<[LoadResult, LoadResult]> {
+  const [a, b] = await measureEachInTurns([first, second], sliceSeconds, (side, run) =>
+    around(side as 0 | 1, run),
+  );
+  return [a as LoadResult, b as LoadResult];
+}
+
+/**
+ * {@link measureInTurns} for any number of loads: each turn measures every load once, in the
+ * order of `loads` and then in reverse (A B C, C B A, …), over an even number of turns of about
+ * `sliceSeconds` each, for `loads[0].duration` in all per load.
+ */
+export async function measureEachInTurns(
+  loads: readonly LoadSpec[],
+  sliceSeconds = 1,
+  around: (side: number, run: () => Promise<LoadResult>) => Promise<LoadResult> = (_side, run) => run(),
+): Promise<LoadResult[]> {
+  const first = loads[0];
+  if (first === undefined) throw new Error('nothing to measure');
   // Whole seconds by default: a run of autocannon ends on its next 1 s sample tick anyway.
   const turns = 2 * Math.max(1, Math.round(first.duration / (2 * sliceSeconds)));
   // Each side goes on through its paths from slice to slice: a list of distinct paths stays
   // distinct across the turns (an answer cache never sees a path twice).
-  const specs = [first, second] as const;
-  const cursors = [first.cursor ?? { at: 0 }, second.cursor ?? { at: 0 }] as const;
-  const slice = (side: 0 | 1): LoadSpec => ({
-    ...specs[side],
-    duration: specs[side].duration / turns,
+  const cursors = loads.map((load) => load.cursor ?? { at: 0 });
+  const slice = (side: number): LoadSpec => ({
+    ...(loads[side] as LoadSpec),
+    duration: (loads[side] as LoadSpec).duration / turns,
     warmup: undefined,
     cursor: cursors[side],
   });
-  for (const side of [0, 1] as const) {
-    const warmup = specs[side].warmup;
+  const sides = loads.map((_, side) => side);
+  for (const side of sides) {
+    const warmup = loads[side]?.warmup;
     if (warmup !== undefined && warmup > 0) await measure({ ...slice(side), amount: warmup });
   }
-  const slices: [LoadResult[], LoadResult[]] = [[], []];
+  const slices: LoadResult[][] = loads.map(() => []);
   for (let i = 0; i < turns; i++) {
-    for (const side of i % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
-      slices[side].push(await around(side, () => measure(slice(side))));
+    for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
+      slices[side]?.push(await around(side, () => measure(slice(side))));
     }
   }
-  return [combine(slices[0]), combine(slices[1])];
+  return slices.map(combine);
 }
 
 /**

@@ -27,6 +27,11 @@ export interface MeiliResults {
   mix?: LoadResult;
   /** The engine requests the service sent for the mix, replayed straight at the engine. */
   replay?: LoadResult;
+  /**
+   * The same engine requests through a bare forwarder (bench/forwarder.ts), in turns with the
+   * service and the replay: what a hop in front of the engine costs, whatever it does.
+   */
+  forwarder?: LoadResult;
   /** Engine requests per answer of the service, as recorded. */
   requestsPerAnswer?: number;
   /** Deep and past-the-end pages, one request at a time; random quotes at full concurrency. */
@@ -71,7 +76,16 @@ export const MEILI_TARGETS = {
 
 /** Service answers per second of the replay: engine requests per second over requests per answer. */
 export function replayAnswersPerSecond(results: MeiliResults): number {
-  return (results.replay?.rps ?? 0) / Math.max(results.requestsPerAnswer ?? 0, Number.MIN_VALUE);
+  return answersPerSecond(results, results.replay);
+}
+
+/** Service answers per second of the bare forwarder, counted as the replay's are. */
+export function forwarderAnswersPerSecond(results: MeiliResults): number {
+  return answersPerSecond(results, results.forwarder);
+}
+
+function answersPerSecond(results: MeiliResults, run: LoadResult | undefined): number {
+  return (run?.rps ?? 0) / Math.max(results.requestsPerAnswer ?? 0, Number.MIN_VALUE);
 }
 
 function onlyStatus(result: LoadResult, status: string): boolean {
@@ -172,6 +186,7 @@ export function meiliFailures(results: MeiliResults): string[] {
   };
   if (results.mix !== undefined) check('uncached mix', results.mix);
   if (results.replay !== undefined) check('direct replay', results.replay);
+  if (results.forwarder !== undefined) check('bare forwarder', results.forwarder);
   for (const [name, page] of Object.entries(results.pages)) check(name, page);
   if (results.random !== undefined) check('/quotes/random', results.random);
   if (results.facets !== undefined) check('unfiltered facets', results.facets);
@@ -206,6 +221,14 @@ export function meiliTable(report: MeiliReport): string {
             'the same engine requests, replayed',
             `${run(r.replay)}; ${(r.requestsPerAnswer ?? 0).toFixed(2)} per answer = ${Math.round(replayAnswersPerSecond(r))} answers/s`,
           ],
+          ...(r.forwarder === undefined
+            ? []
+            : ([
+                [
+                  'the same engine requests through a bare forwarder (Fastify and the engine client alone)',
+                  `${run(r.forwarder)} = ${Math.round(forwarderAnswersPerSecond(r))} answers/s; ${(forwarderAnswersPerSecond(r) / replayAnswersPerSecond(r)).toFixed(2)} of the replay, the service ${(r.mix.rps / forwarderAnswersPerSecond(r)).toFixed(2)} of it`,
+                ],
+              ] as Array<[string, string]>)),
         ] as Array<[string, string]>)),
     ...Object.entries(r.pages).map(([name, page]): [string, string] => [
       `${name} (one at a time)`,

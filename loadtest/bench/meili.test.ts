@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { generateQuotes } from '../../indexer/generate.ts';
 import type { LoadResult } from './load.ts';
 import { encodeBatches, startRecorder } from './meili.ts';
-import { evaluateMeili, type MeiliResults, meiliFailures } from './meili-report.ts';
+import { evaluateMeili, type MeiliResults, meiliFailures, meiliTable } from './meili-report.ts';
 
 describe('startRecorder', () => {
   it('forwards each request with its body and keeps the query requests, not the probes', async () => {
@@ -155,6 +155,39 @@ describe('evaluateMeili', () => {
     );
     expect(targets.filter((t) => t.pass !== true)).toEqual([]);
     expect(meiliFailures(results())).toEqual([]);
+  });
+
+  it('puts the bare forwarder beside the replay, in answers per second, and counts its failures', () => {
+    const measured = results({ forwarder: load(10, { '200': 1000 }, 960) });
+    const table = meiliTable({
+      machine: {
+        date: 'today',
+        cpuCount: 2,
+        cpuModel: 'cpu',
+        node: 'v24',
+        memoryBytes: 1e9,
+        platform: 'linux',
+      },
+      config: {
+        backend: 'meilisearch',
+        count: 1000,
+        seed: 1,
+        duration: 10,
+        connections: 50,
+        quick: false,
+        mixPaths: 1000,
+        idPaths: 0,
+      },
+      results: measured,
+      targets: evaluateMeili(measured, 1000),
+      failures: [],
+    });
+    // 960 engine requests/s at 2 per answer: 480 answers/s, 0.96 of the replay's 500; the
+    // service's 450 is 0.94 of it.
+    expect(table).toContain('= 480 answers/s; 0.96 of the replay, the service 0.94 of it |');
+    expect(meiliFailures(results({ forwarder: load(10, { '200': 90, '502': 10 }) }))).toEqual([
+      'bare forwarder: 10 requests not 200 ({"200":90,"502":10}, 0 errors)',
+    ]);
   });
 
   it('fails a deep page answered 503, a past-the-end page answered 200 and a wrong total', () => {
