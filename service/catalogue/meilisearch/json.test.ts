@@ -148,6 +148,18 @@ describe('rawVersionedPage', () => {
   const versioned = (quotes: readonly Quote[], version: string) =>
     JSON.stringify(quotes.map((q) => ({ ...project(q, fields), catalogue_version: version })));
 
+  it('passes pages through across thousands of catalogue versions, one after another', () => {
+    const quotes = QUOTES.slice(0, 3);
+    const expected = JSON.stringify(quotes.map((q) => project(q, fields)));
+    for (let v = 0; v < 5_000; v++) {
+      const version = `v-${v}`;
+      const page = rawVersionedPage(answer(versioned(quotes, version), 3), fields, version);
+      if (page?.items.toString('utf8') !== expected)
+        throw new Error(`version ${version} was not passed through`);
+    }
+    expect(rawVersionedPage(answer(versioned(quotes, 'v-0'), 3), fields, 'v-1')).toBeUndefined();
+  });
+
   it('passes a page through with the version of each quote taken out, in a buffer of its own', () => {
     const body = answer(versioned([...QUOTES, AWKWARD], 'v-2026'), 55);
     const page = rawVersionedPage(body, fields, 'v-2026');

@@ -55,6 +55,7 @@ interface Shape {
 }
 
 const shapes = new Map<string, Shape>();
+const MAX_SHAPES = 4096;
 
 /**
  * The shape of documents holding `fields` (any order, as the engine orders them by its field
@@ -70,9 +71,11 @@ function shapeOf(fields: readonly QuoteField[], end = '}'): Shape {
       .map((field, i) => `${literal(`${i === 0 ? '{' : ','}"${field}":`)}${VALUE_SOURCES[KINDS[field]]}`)
       .join('');
     shape = { document: new RegExp(`${source}${literal(end)}`, 'y') };
-    // Projections are subsets of twelve fields, written in one order, with one version at a
-    // time: few distinct names.
-    if (shapes.size < 4096) shapes.set(name, shape);
+    // Projections are subsets of twelve fields, written in one order: few distinct names per
+    // catalogue version. Each reindex brings a version and its shapes, so a full table starts
+    // afresh rather than leave the version now served compiling its expressions on every page.
+    if (shapes.size >= MAX_SHAPES) shapes.clear();
+    shapes.set(name, shape);
   }
   return shape;
 }
