@@ -121,27 +121,41 @@ function baseEnv(): NodeJS.ProcessEnv {
   return { ...env, LOG_LEVEL: 'warn' };
 }
 
-async function startService(
+/**
+ * Starts the Node program `script` (a path under the repository) with V8 `flags` and `env` on a
+ * free loopback port (its PORT), and waits until `readyPath` answers 200.
+ */
+async function startServer(
+  name: string,
+  script: string,
+  flags: readonly string[],
+  env: NodeJS.ProcessEnv,
+  readyPath: string,
+): Promise<{ child: Child; url: string }> {
+  const port = await freePort();
+  const child = start(name, process.execPath, [...flags, join(ROOT, script)], { ...env, PORT: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(child, `${url}${readyPath}`);
+  return { child, url };
+}
+
+function startService(
   name: string,
   sqlitePath: string,
   extra: NodeJS.ProcessEnv,
   flags: readonly string[] = SERVICE_NODE_FLAGS,
 ): Promise<{ child: Child; url: string }> {
-  const port = await freePort();
-  const child = start(name, process.execPath, [...flags, join(ROOT, 'service/server.ts')], {
+  const env = {
     ...baseEnv(),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
-    PORT: String(port),
     SEARCH_BACKEND: 'sqlite',
     SQLITE_PATH: sqlitePath,
     AUTH_USERS: `${USER}:${PASSWORD}`,
     RATE_LIMIT_MAX: NO_LIMIT,
     ...extra,
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHttp(child, `${url}/ready`);
-  return { child, url };
+  };
+  return startServer(name, 'service/server.ts', flags, env, '/ready');
 }
 
 function log(line: string): void {
@@ -208,21 +222,18 @@ async function run(options: BenchOptions): Promise<BenchReport> {
       throw new Error(`GET /quotes answered ${first.status}: ${body.toString().slice(0, 300)}`);
     const bodyFile = join(work, 'quotes-body.json');
     writeFileSync(bodyFile, body);
-    const barePort = await freePort();
     // The same V8 flags as the service: the ratio compares the code, not the runtime settings.
-    const bare = start(
+    const { child: bare, url: bareUrl } = await startServer(
       'bare fastify',
-      process.execPath,
-      [...SERVICE_NODE_FLAGS, join(ROOT, 'loadtest/bench/bare.ts')],
+      'loadtest/bench/bare.ts',
+      SERVICE_NODE_FLAGS,
       {
         ...env,
-        PORT: String(barePort),
         BODY_FILE: bodyFile,
         CONTENT_TYPE: first.headers.get('content-type') ?? 'application/json; charset=utf-8',
       },
+      '/health',
     );
-    const bareUrl = `http://127.0.0.1:${barePort}`;
-    await waitForHttp(bare, `${bareUrl}/health`);
 
     const vocab = await sampleVocabulary(service.url, auth, options.quick ? 3 : 20, random);
     // One draw of distinct paths split in two, so the open-loop run meets no answer cached by the first.
@@ -716,22 +727,14 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
     async function startForwarder(requests: RequestSpec[]) {
       const file = join(work, 'engine-requests.json');
       writeFileSync(file, JSON.stringify(requests));
-      const port = await freePort();
-      const child = start(
+      const server = await startServer(
         'forwarder',
-        process.execPath,
-        [...MEILI_SERVICE_NODE_FLAGS, join(ROOT, 'loadtest/bench/forwarder.ts')],
-        {
-          ...env,
-          FORWARD_REQUESTS: file,
-          MEILI_HOST: engine.url,
-          MEILI_API_KEY: searchKey,
-          PORT: String(port),
-        },
+        'loadtest/bench/forwarder.ts',
+        MEILI_SERVICE_NODE_FLAGS,
+        { ...env, FORWARD_REQUESTS: file, MEILI_HOST: engine.url, MEILI_API_KEY: searchKey },
+        '/ready',
       );
-      const url = `http://127.0.0.1:${port}`;
-      await waitForHttp(child, `${url}/ready`);
-      return { child, url, paths: forwarderPaths(requests.length) };
+      return { ...server, paths: forwarderPaths(requests.length) };
     }
     const mixRuns = want('mix') ? await measureMix() : {};
 
