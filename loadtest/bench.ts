@@ -684,6 +684,7 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
       // drift of the shared machine falls on all alike, and the ratios compare like with like.
       // CPU per answer of each process, summed over its own turns: where the time of a slow run goes.
       const cpuOf = (pid: number) => cpuSecondsOf(pid) ?? Number.NaN;
+      const pids = [service.child.pid, engine.child.pid, forwarding.child.pid];
       const cpu = { service: 0, engineForService: 0, engineForReplay: 0, forwarder: 0 };
       const [mixRun, replay, forwarded] = (await measureEachInTurns(
         [
@@ -693,18 +694,16 @@ async function runMeili(options: BenchOptions): Promise<MeiliReport> {
         ],
         TURN_SECONDS,
         async (side, run) => {
-          const before = [cpuOf(service.child.pid), cpuOf(engine.child.pid), cpuOf(forwarding.child.pid)];
+          const [serviceBefore, engineBefore, forwarderBefore] = pids.map(cpuOf) as [number, number, number];
           const result = await run();
-          const spent = (i: number) =>
-            cpuOf([service.child.pid, engine.child.pid, forwarding.child.pid][i] as number) -
-            (before[i] as number);
+          const [serviceAfter, engineAfter, forwarderAfter] = pids.map(cpuOf) as [number, number, number];
           if (side === 0) {
-            cpu.service += spent(0);
-            cpu.engineForService += spent(1);
+            cpu.service += serviceAfter - serviceBefore;
+            cpu.engineForService += engineAfter - engineBefore;
           } else if (side === 1) {
-            cpu.engineForReplay += spent(1);
+            cpu.engineForReplay += engineAfter - engineBefore;
           } else {
-            cpu.forwarder += spent(2);
+            cpu.forwarder += forwarderAfter - forwarderBefore;
           }
           return result;
         },
