@@ -12,6 +12,8 @@ import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type EngineRequest, engineHttp } from '../../service/catalogue/meilisearch/http.ts';
+// How long the forwarder waits for the engine: as long as the service does by default.
+import { DEFAULT_SEARCH_TIMEOUT_MS } from '../../service/catalogue/meilisearch/request.ts';
 import type { RequestSpec } from './load.ts';
 
 /** The paths that forward each of `count` recorded requests once, in order. */
@@ -40,9 +42,6 @@ function toForwarded(spec: RequestSpec): Forwarded {
   };
 }
 
-/** How long the forwarder waits for the engine, as the service does by default (MEILI_TIMEOUT_MS). */
-const TIMEOUT_MS = 2000;
-
 /** The forwarder of `requests` to the engine at `host`, read with `apiKey`. */
 export function forwarder(requests: readonly RequestSpec[], host: string, apiKey: string): FastifyInstance {
   const forwarded = requests.map(toForwarded);
@@ -52,7 +51,7 @@ export function forwarder(requests: readonly RequestSpec[], host: string, apiKey
   app.get<{ Params: { i: string } }>('/r/:i', async (request, reply) => {
     const one = forwarded[Number(request.params.i)];
     if (one === undefined) return reply.code(404).send({ error: `no request ${request.params.i}` });
-    const call = { ...one.request, deadline: performance.now() + TIMEOUT_MS };
+    const call = { ...one.request, deadline: performance.now() + DEFAULT_SEARCH_TIMEOUT_MS };
     try {
       const body = one.method === 'GET' ? await http.getBytes(call) : await http.postBytes(call);
       return reply.type('application/json').send(body);
