@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUOTE_FIELDS, type Quote, type RawFilters, type SortKey } from '../catalogue/port.ts';
+import { openSqliteCatalogue } from '../catalogue/sqlite/catalogue.ts';
 import {
   buildFixtureCatalogue,
   errorOf,
@@ -311,5 +312,42 @@ describe('invalid parameters', () => {
   it('reports a parameter error before a data error (400 before 404)', async () => {
     const response = await get(app, '/quotes?author=nobody&limit=ten');
     expect(response.statusCode).toBe(400);
+  });
+});
+
+describe('answers kept for requests that come back', () => {
+  it('asks the catalogue for a request twice, and answers it from memory from then on', async () => {
+    const real = openSqliteCatalogue({ path: catalogue.path });
+    let reads = 0;
+    // The real catalogue, its list reads counted.
+    const counted = new Proxy(real, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (name === 'list' || name === 'listJson') reads++;
+          return value.apply(target, args);
+        };
+      },
+    });
+    const counting = await fixtureApp(catalogue.path, {}, { catalogue: counted });
+    try {
+      const path = '/quotes?sort=author&limit=3';
+      const bodies: string[] = [];
+      const readsAfter: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const response = await get(counting, path);
+        expect(response.statusCode).toBe(200);
+        bodies.push(response.body);
+        // The answer is kept once the version is read again, after the response.
+        await new Promise((resolve) => setImmediate(resolve));
+        readsAfter.push(reads);
+      }
+      expect(readsAfter).toEqual([1, 2, 2, 2]);
+      expect(new Set(bodies).size).toBe(1);
+    } finally {
+      await counting.close();
+      await real.close();
+    }
   });
 });
