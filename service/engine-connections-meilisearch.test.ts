@@ -68,15 +68,17 @@ describe.skipIf('skip' in source)('connections to Meilisearch', () => {
   });
 
   it('answers a request still waiting for a connection at its timeout with 503, never later', async () => {
-    const timeoutMs = 600;
+    // Long enough that a machine busy with other suites still answers the first pages in time
+    // (at 250 ms a page and a 600 ms timeout, a loaded run once answered none of them).
+    const timeoutMs = 1500;
     const app = await appWith({
       MEILI_CONNECTIONS: '2',
       MEILI_DEEP_READS: '1',
       MEILI_TIMEOUT_MS: String(timeoutMs),
     });
     const held = proxy as DelayingProxy;
-    // Two at a time, 250 ms each: of 12 pages, the last ones cannot have a connection in time.
-    held.delay.ms = 250;
+    // Two at a time, 600 ms each: of 12 pages, the last ones cannot have a connection in time.
+    held.delay.ms = 600;
     const timed = await Promise.all(
       Array.from({ length: 12 }, async (_, i) => {
         const started = performance.now();
