@@ -72,6 +72,14 @@ describe('CORS_ORIGINS as a list of origins', () => {
     expect(stranger.headers.vary).toContain('Origin');
   });
 
+  it('keeps Origin beside the access headers in the Vary of the publicly cacheable quote of the day', async () => {
+    const send = await start({ CORS_ORIGINS: APP_ORIGIN });
+    const served = await send('/quotes/today', { headers: signedIn() });
+    expect(served.statusCode).toBe(200);
+    expect(served.headers['cache-control']).toMatch(/^public, /);
+    expect(served.headers.vary).toBe('Origin, Authorization, X-Bypass-Auth');
+  });
+
   it('answers preflights before the rate limit: a burst leaves the remaining count unchanged', async () => {
     const send = await start({ CORS_ORIGINS: APP_ORIGIN });
     const first = await send('/quotes?limit=1', { headers: signedIn() });

@@ -408,6 +408,10 @@ const TODAY_HEADERS = {
   ...RATE_LIMIT_HEADERS,
   ETag: Type.String({ description: 'Weak tag; changes with the day, the catalogue, the filters and fields' }),
   'Cache-Control': Type.String({ description: 'public, max-age=<seconds until midnight UTC, 1 to 86400>' }),
+  Vary: Type.String({
+    description:
+      'Authorization, X-Bypass-Auth (after Origin when CORS is on): a shared cache serves a stored answer only to requests with the same credentials',
+  }),
 };
 
 export const todayQuoteSchema = {

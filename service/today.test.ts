@@ -148,6 +148,9 @@ for (const backend of [sqliteBackend(), meiliBackend(source, SUITE)]) {
       expect(revalidated.statusCode).toBe(304);
       expect(revalidated.body).toBe('');
       expect(revalidated.headers['cache-control']).toBe('public, max-age=43200');
+      // Public, so a shared cache may store it: only for requests that carry the same access headers.
+      expect(first.headers.vary).toBe('Authorization, X-Bypass-Auth');
+      expect(revalidated.headers.vary).toBe('Authorization, X-Bypass-Auth');
       const head = await app.inject({
         method: 'HEAD',
         url: '/quotes/today?category=poetry',

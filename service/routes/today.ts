@@ -7,6 +7,11 @@
  * whatever the catalogue's size). When none of them does (sparse matches), the matches are
  * counted, and the SHA-256 of the date and filters picks an offset among them, read in id order. It changes at midnight UTC (or when the catalogue changes); caches may
  * keep it until then, hence `Cache-Control: public, max-age=<seconds until midnight UTC>`.
+ *
+ * `public` lets a shared cache store an answer to a request that carried credentials, and a
+ * shared cache that stored one would hand it to anyone asking the same URL, credentials or not.
+ * `Vary` on the headers that let the request in keeps each stored answer for requests that
+ * carry the same ones: a client without them reaches the service, and its 401.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -24,6 +29,16 @@ import { filtersKey, parseTodayQuery, readQuery } from '../query.ts';
 import { todayQuoteSchema } from '../schemas.ts';
 
 const DAY_MS = 86_400_000;
+
+/** The request headers that decide whether a quote path is served at all (docs/api.md#authentication). */
+export const VARY_ON_ACCESS = ['Authorization', 'X-Bypass-Auth'] as const;
+
+/** `Vary` with `names` added to what it already lists (CORS adds `Origin` before the handler runs). */
+function varyAlso(current: unknown, names: readonly string[]): string {
+  const listed = typeof current === 'string' && current !== '' ? current.split(',').map((n) => n.trim()) : [];
+  const known = new Set(listed.map((n) => n.toLowerCase()));
+  return [...listed, ...names.filter((n) => !known.has(n.toLowerCase()))].join(', ');
+}
 
 /** The UTC date of an instant, `YYYY-MM-DD`. */
 export function utcDay(ms: number): string {
@@ -156,7 +171,11 @@ export async function todayRoutes(
     const quote = await quoteOfTheDay(catalogue, filters, fields, day);
     if (quote === null) throw notFound('No quote matches the given filters');
     const body = bodyBytes(reply.serialize(quote) as string);
-    reply.header('etag', etag).header('cache-control', cacheControl).type('application/json; charset=utf-8');
+    reply
+      .header('etag', etag)
+      .header('cache-control', cacheControl)
+      .header('vary', varyAlso(reply.getHeader('vary'), VARY_ON_ACCESS))
+      .type('application/json; charset=utf-8');
     if (ifNoneMatchHits(request.headers['if-none-match'], etag, true)) {
       // A HEAD is handed the 200's bytes so that its Content-Length is the 200's (see quotes.ts).
       return reply.code(304).send(request.method === 'HEAD' ? body : undefined);
