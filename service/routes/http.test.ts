@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CatalogueIndex, CatalogueUnavailableError } from '../catalogue/port.ts';
 import { openSqliteCatalogue } from '../catalogue/sqlite/catalogue.ts';
 import { INTERNAL_DETAILS } from '../errors.ts';
+import { etagFor } from '../etag.ts';
+import { listKey, parseListQuery, parseV1Query, readQuery } from '../query.ts';
 import {
   BYPASS,
   buildFixtureCatalogue,
@@ -418,6 +420,32 @@ describe('ETag and Cache-Control', () => {
         expect(head.headers['content-length'], url).toBe(first.headers['content-length']);
       }
     }
+  });
+
+  it('answers 404, not 304, to a tag computed for a request that matches nothing', async () => {
+    // The version is public (/metrics) and the key is the canonical request: anyone can compute
+    // the tag a 200 would carry. It must not turn "nothing" into "not modified".
+    const reader = openSqliteCatalogue({ path: catalogue.path });
+    const { version } = await reader.info();
+    await reader.close();
+    const quotes = (url: string) => listKey('quotes', parseListQuery(readQuery(url)));
+    const v1 = (url: string) => listKey('v1', parseV1Query(readQuery(url)));
+    for (const [url, key] of [
+      ['/quotes/9999', JSON.stringify(['id', 9999, null])],
+      ['/quotes?author=nobody+at+all', quotes('/quotes?author=nobody+at+all')],
+      ['/quotes?page=999', quotes('/quotes?page=999')],
+      ['/api/v1/quotes?genre=nothing+such', v1('/api/v1/quotes?genre=nothing+such')],
+    ] as const) {
+      const tag = etagFor(version, key);
+      for (const method of ['GET', 'HEAD'] as const) {
+        const response = await app.inject({ method, url, headers: { ...BYPASS, 'if-none-match': tag } });
+        expect(response.statusCode, `${method} ${url}`).toBe(404);
+      }
+    }
+    // The same computation gives the tag a 200 carries, which does get its 304.
+    const tag = etagFor(version, JSON.stringify(['id', 7, null]));
+    expect((await get(app, '/quotes/7')).headers.etag).toBe(tag);
+    expect((await get(app, '/quotes/7', { 'if-none-match': tag })).statusCode).toBe(304);
   });
 
   it('shares one ETag between spellings of the same request, and not between different requests', async () => {

@@ -86,8 +86,9 @@ export interface QuoteRoutesOptions {
 /**
  * Answers a cacheable request. The ETag is computed from the catalogue version read BEFORE the
  * data, so a catalogue swapped in between can only make the tag look stale (a later full
- * answer), never make stale data look fresh. A matching If-None-Match skips the query, and so
- * does an answer already serialised for the same version and key (which also holds its tag).
+ * answer), never make stale data look fresh. An answer already serialised for the same version
+ * and key (which also holds its tag) skips the query, and so answers a matching If-None-Match
+ * at once.
  */
 export async function answer(
   { catalogue, answers }: QuoteRoutesOptions,
@@ -100,9 +101,12 @@ export async function answer(
   const cached = answers.get(version, key);
   const etag = cached?.etag ?? etagFor(version, key);
   const condition = request.headers['if-none-match'];
-  // A HEAD's 304 needs the 200's length (notModified): it skips the query only with the bytes at hand.
-  if (ifNoneMatchHits(condition, etag, false) && (cached !== undefined || request.method !== 'HEAD')) {
-    return notModified(reply, etag, cached?.body);
+  // Only an answer at hand proves that the request has a 200 to be "not modified". Anyone can
+  // compute the tag of a request (the version is public, the key is the canonical request), so a
+  // tag sent for a request that matches nothing must still get its 404: without the answer, the
+  // query runs first.
+  if (cached !== undefined && ifNoneMatchHits(condition, etag, true)) {
+    return notModified(reply, etag, cached.body);
   }
   let body = cached?.body;
   if (body === undefined) {
