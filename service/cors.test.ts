@@ -106,6 +106,17 @@ describe('CORS_ORIGINS as a list of origins', () => {
     expect(next.headers['x-ratelimit-remaining']).toBe('3');
   });
 
+  it("answers a preflight for a path the service does not serve with that path's 404", async () => {
+    const send = await start({ CORS_ORIGINS: APP_ORIGIN });
+    for (const path of ['/nope', '/quotes/', '/api/v1/quotes/extra']) {
+      const preflight = await send(path, PREFLIGHT);
+      expect(preflight.statusCode, path).toBe(404);
+      expect(errorOf(preflight).error, path).toBe('not_found');
+      expect(preflight.headers['access-control-allow-methods'], path).toBeUndefined();
+    }
+    expect((await send('/health', PREFLIGHT)).statusCode).toBe(204);
+  });
+
   it('answers a preflight without credentials 204, not 401, even with bypass denied', async () => {
     const send = await start({ CORS_ORIGINS: APP_ORIGIN });
     const preflight = await send('/quotes/1', PREFLIGHT);

@@ -11,6 +11,7 @@
 import fastifyCors from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CorsOrigins } from './config.ts';
+import { isKnownPath, pathOf } from './routes/fallback.ts';
 
 /** Request headers a browser client may send: credentials and the local-testing bypass. */
 export const CORS_ALLOWED_HEADERS = ['Authorization', 'X-Bypass-Auth'] as const;
@@ -60,10 +61,17 @@ export async function registerCors(app: FastifyInstance, origins: CorsOrigins): 
   };
   // An OPTIONS that is not a preflight is no CORS request: it gets the 405 of any other method
   // (counted and in JSON) instead of the plugin's plain-text 400 "Invalid Preflight Request".
+  // Nor is a preflight for a path the service does not serve: it gets the path's 404, which a
+  // browser reads as the refusal it is, where a 204 would grant a request bound to fail.
   const notCors = { ...options, origin: false as const };
   await app.register(fastifyCors, {
     hook: 'onRequest',
     delegator: (request, callback) =>
-      callback(null, request.method === 'OPTIONS' && !isPreflight(request) ? notCors : options),
+      callback(
+        null,
+        request.method === 'OPTIONS' && !(isPreflight(request) && isKnownPath(app, pathOf(request)))
+          ? notCors
+          : options,
+      ),
   });
 }

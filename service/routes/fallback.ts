@@ -65,7 +65,7 @@ function hasEmptyParam(params: unknown): boolean {
 }
 
 /** The path as the client sent it (before {@link routableUrl}), without the query. */
-function pathOf(request: FastifyRequest): string {
+export function pathOf(request: FastifyRequest): string {
   const url = request.originalUrl;
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
