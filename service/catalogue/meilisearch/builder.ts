@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   type EnqueuedTask,
   type Index,
@@ -428,8 +429,10 @@ class MeiliBuilder implements CatalogueBuilder {
     }
     const pending = this.#inFlight.splice(0).map((t) => t.taskUid);
     if (pending.length > 0) {
-      // Tasks run in order: cancelling spares the engine indexing documents about to be deleted.
-      await this.#run('cancel the pending document tasks', () =>
+      // Tasks run in order: cancelling spares the engine indexing documents about to be deleted,
+      // and the deletion enqueued next waits for it. Not waited for itself: a cancel task belongs
+      // to no index, so a key scoped to the catalogue's indexes cannot read it.
+      await this.#call('cancel the pending document tasks', () =>
         this.#client.tasks.cancelTasks({ uids: pending }),
       ).catch(() => {});
     }
@@ -541,12 +544,7 @@ class MeiliBuilder implements CatalogueBuilder {
   }
 
   async #wait(enqueued: { taskUid: number }, what: string): Promise<Task> {
-    const task = await this.#call(what, () =>
-      this.#client.tasks.waitForTask(enqueued.taskUid, {
-        timeout: this.#taskTimeoutMs,
-        interval: TASK_POLL_MS,
-      }),
-    );
+    const task = await this.#call(what, () => this.#poll(enqueued.taskUid));
     if (task.status !== 'succeeded') {
       const reason = task.error === null ? 'no reason given' : `${task.error.message} (${task.error.code})`;
       throw new MeiliTaskError(`Meilisearch could not ${what}: task ${task.uid} ${task.status}: ${reason}`, {
@@ -554,6 +552,21 @@ class MeiliBuilder implements CatalogueBuilder {
       });
     }
     return task;
+  }
+
+  /**
+   * The task once it has ended, asked every {@link TASK_POLL_MS}. Not the client's `waitForTask`:
+   * its deadline timer outlives a poll that fails (a task the key cannot read, an engine gone),
+   * and held the process for the whole task timeout after an indexer had said it was done.
+   */
+  async #poll(taskUid: number): Promise<Task> {
+    const deadline = performance.now() + this.#taskTimeoutMs;
+    for (;;) {
+      const task = await this.#client.tasks.getTask(taskUid);
+      if (task.status !== 'enqueued' && task.status !== 'processing') return task;
+      if (performance.now() >= deadline) throw new MeilisearchTaskTimeOutError(taskUid, this.#taskTimeoutMs);
+      await delay(Math.min(TASK_POLL_MS, Math.max(0, deadline - performance.now())));
+    }
   }
 
   async #call<T>(what: string, request: () => Promise<T>): Promise<T> {
