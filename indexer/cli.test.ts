@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -206,6 +206,32 @@ describe('failures and interruption', () => {
     const { code, stdout, stderr } = await run([file], { SQLITE_PATH: join(blocker, 'quotes.db') });
     expect({ code, stdout }).toEqual({ code: 3, stdout: '' });
     expect(stderr).toMatch(/^indexer: the sqlite backend failed: [^\n]*not-a-directory[^\n]*\n$/);
+  });
+
+  it('refuses to replace a file at SQLITE_PATH that is not a catalogue, the data file above all', async () => {
+    const file = await fixtureFile();
+    const original = await readFile(file, 'utf8');
+    const itself = await run([file], { SQLITE_PATH: file });
+    expect({ code: itself.code, stdout: itself.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(itself.stderr).toBe(
+      `indexer: SQLITE_PATH ${file} is the data file itself: the catalogue would replace it; choose another path\n`,
+    );
+    expect(await readFile(file, 'utf8')).toBe(original);
+
+    const notes = join(dir, 'notes.txt');
+    await writeFile(notes, 'keep me\n');
+    const other = await run([file], { SQLITE_PATH: notes });
+    expect({ code: other.code, stdout: other.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(other.stderr).toBe(
+      `indexer: SQLITE_PATH ${notes} is not a catalogue (not an SQLite database): refusing to replace it; remove it or choose another path\n`,
+    );
+    expect(await readFile(notes, 'utf8')).toBe('keep me\n');
+
+    // An empty file, and a catalogue from an earlier run, are replaced as before.
+    await writeFile(dbPath, '');
+    expect((await run([file])).code).toBe(0);
+    expect((await run([file])).code).toBe(0);
+    expect((await readCatalogue(dbPath)).quotes).toHaveLength(FIXTURE_QUOTES.length);
   });
 
   it('Ctrl-C discards the build, keeps the previous catalogue and exits 130', async () => {

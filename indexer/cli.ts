@@ -4,6 +4,7 @@
  * 130/143 interrupted by SIGINT/SIGTERM. See USAGE.
 
  */
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { CatalogueLogger } from '../service/catalogue/port.ts';
 import { type Config, ConfigError, loadConfig } from '../service/config.ts';
@@ -104,6 +105,40 @@ function readArgs(args: readonly string[]): Parsed {
   return { help: false, file: files[0] as string, allowDuplicates };
 }
 
+/** The first bytes of every SQLite database file. */
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/**
+ * Why the file at `sqlitePath` must not be replaced by the catalogue, or undefined: a build
+ * replaces whatever is there, and a mistyped SQLITE_PATH (the data file itself, or any other
+ * file) would be lost to it. A missing or empty file, or an SQLite database, is fair game.
+ */
+function sqliteTargetRefusal(sqlitePath: string, dataFile: string): string | undefined {
+  const target = statSync(sqlitePath, { throwIfNoEntry: false });
+  if (target === undefined || !target.isFile() || target.size === 0) return undefined;
+  const data = statSync(dataFile, { throwIfNoEntry: false });
+  if (data !== undefined && data.dev === target.dev && data.ino === target.ino) {
+    return `SQLITE_PATH ${sqlitePath} is the data file itself: the catalogue would replace it; choose another path`;
+  }
+  const head = Buffer.alloc(SQLITE_HEADER.length);
+  let read = 0;
+  try {
+    const fd = openSync(sqlitePath, 'r');
+    try {
+      read = readSync(fd, head, 0, head.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // Unreadable: the backend reports it as it opens the file.
+    return undefined;
+  }
+  if (read < head.length || !head.equals(SQLITE_HEADER)) {
+    return `SQLITE_PATH ${sqlitePath} is not a catalogue (not an SQLite database): refusing to replace it; remove it or choose another path`;
+  }
+  return undefined;
+}
+
 /** Where the catalogue goes, for the summary line; never includes keys. */
 function target(config: Config): string {
   return config.searchBackend === 'meilisearch'
@@ -167,6 +202,13 @@ async function main(): Promise<number> {
     if (!(error instanceof ConfigError)) throw error;
     fail(error.message);
     return EXIT_USAGE;
+  }
+  if (config.searchBackend === 'sqlite') {
+    const refusal = sqliteTargetRefusal(config.sqlitePath, parsed.file);
+    if (refusal !== undefined) {
+      fail(refusal);
+      return EXIT_USAGE;
+    }
   }
 
   const progress = stderr.isTTY ? createProgressLine(stderr) : createProgressLog(stderr);
