@@ -26,7 +26,7 @@ import {
   type Quote,
   type SortKey,
 } from '../port.ts';
-import { createMeiliBuilder, MeiliTaskError } from './builder.ts';
+import { ABANDONED_BUILD_MS, createMeiliBuilder, MeiliTaskError } from './builder.ts';
 import { openMeiliCatalogue } from './catalogue.ts';
 import { createDocumentEncoder, MEILI_SETTINGS } from './request.ts';
 
@@ -747,6 +747,40 @@ describe.skipIf(skip !== undefined)(
         throw error;
       }
     };
+
+    it('deletes with the indexer key the build indexes interrupted runs left over a day ago, and only those', async () => {
+      const keys = await ensureKeys(admin, 'left_a');
+      const version = (ms: number) => `${ms.toString(36)}-0badc0de`;
+      const old = version(Date.now() - ABANDONED_BUILD_MS - 60_000);
+      const recent = version(Date.now() - 60_000);
+      const planted = [
+        `left_a_build_${old}`,
+        `left_a_authors_build_${old}`,
+        `left_a_works_build_${old}`,
+        `left_a_build_${recent}`,
+        'left_a_build_by-hand',
+      ];
+      for (const uid of planted) await admin.createIndex(uid).waitTask();
+      const logger = recordingLogger();
+      const builder = await createMeiliBuilder({
+        host: real.host,
+        apiKey: keys.get('indexer.key') as string,
+        index: 'left_a',
+        logger,
+      });
+      await builder.abort();
+      const left = (await admin.getRawIndexes({ limit: 1000 })).results
+        .map((i) => i.uid)
+        .filter((uid) => uid.startsWith('left_a'));
+      expect(left.sort()).toEqual([`left_a_build_${recent}`, 'left_a_build_by-hand'].sort());
+      const warned = logger.lines
+        .filter((l) => l.level === 'warn')
+        .map((l) => [...(l.obj as { indexes: string[] }).indexes].sort());
+      expect(warned).toEqual([
+        planted.slice(0, 3).sort(),
+        [`left_a_build_${recent}`, 'left_a_build_by-hand'].sort(),
+      ]);
+    });
 
     it('creates both keys once, finds them again, and re-creates one whose scope changed', async () => {
       const first = await ensureKeys(admin, 'keys_a');

@@ -70,6 +70,21 @@ export const ORDER_CHECK_PAGE = 50_000;
 /** Polling interval while waiting for a task. */
 const TASK_POLL_MS = 200;
 
+/**
+ * Age past which a build index is taken for one an interrupted run left behind (a second Ctrl-C,
+ * a killed process, an engine that went away) and deleted by the next run. No run lasts nearly
+ * as long: a million quotes take minutes. A younger one may belong to a run in progress.
+ */
+export const ABANDONED_BUILD_MS = 24 * 3_600_000;
+
+/** When the run that named a build index `<prefix><version>` started, or undefined if not ours. */
+function buildStartedAt(uid: string, prefixes: readonly string[]): number | undefined {
+  const prefix = prefixes.find((p) => uid.startsWith(p));
+  if (prefix === undefined) return undefined;
+  const version = /^([0-9a-z]{1,12})-[0-9a-f]{8}$/.exec(uid.slice(prefix.length));
+  return version === null ? undefined : Number.parseInt(version[1] as string, 36);
+}
+
 export interface MeiliBuilderOptions {
   host: string;
   /** A key allowed to create, configure, fill, swap and delete indexes and read tasks (admin scope). */
@@ -186,13 +201,33 @@ class MeiliBuilder implements CatalogueBuilder {
 
   async start(): Promise<void> {
     const leftovers = await this.#call('list the indexes', () => this.#client.getRawIndexes({ limit: 1000 }));
-    const stale = leftovers.results
+    const live = this.#options.index;
+    const prefixes = [live, ...Object.values(directoryUids(live))].map(buildIndexPrefix);
+    const builds = leftovers.results
       .map((i) => i.uid)
-      .filter((uid) => uid.startsWith(buildIndexPrefix(this.#options.index)));
+      .filter((uid) => prefixes.some((p) => uid.startsWith(p)));
+    const deleted: string[] = [];
+    for (const uid of builds) {
+      const started = buildStartedAt(uid, prefixes);
+      if (started === undefined || Date.now() - started <= ABANDONED_BUILD_MS) continue;
+      try {
+        await this.#run(`delete the abandoned build index ${uid}`, () => this.#client.deleteIndex(uid));
+        deleted.push(uid);
+      } catch {
+        // Left for the warning below: a key without the right to delete it, say.
+      }
+    }
+    if (deleted.length > 0) {
+      this.#options.logger?.warn(
+        { indexes: deleted },
+        'deleted build indexes that interrupted runs left over a day ago',
+      );
+    }
+    const stale = builds.filter((uid) => !deleted.includes(uid));
     if (stale.length > 0) {
       this.#options.logger?.warn(
         { indexes: stale },
-        'Meilisearch holds build indexes of interrupted runs (or of a run in progress); delete them once no indexer runs',
+        'Meilisearch holds build indexes of interrupted runs (or of a run in progress); delete them once no indexer runs, or the first run a day after they were started will',
       );
     }
     this.#created = true;
