@@ -109,7 +109,7 @@ describe('a broken record', () => {
     ['id', 'must be an integer ≥ 1, got -3', -3],
     ['id', 'must be an integer ≥ 1, got 1.5', 1.5],
     ['id', 'must be an integer ≥ 1, got the string "12"', '12'],
-    ['id', `must be an integer ≥ 1, got ${2 ** 53}`, 2 ** 53],
+    ['id', `must be an integer from 1 to 9007199254740991, got ${2 ** 53}`, 2 ** 53],
     ['author_id', 'must be an integer ≥ 1, got null', null],
     ['work_id', 'must be an integer ≥ 1, got true', true],
     ['author', 'must not be empty or only white space', ''],

@@ -260,6 +260,10 @@ function positiveInt(raw: Record<string, unknown>, field: string, fail: Fail): n
   const value = raw[field];
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value;
   if (value === undefined) return fail(field, 'is missing');
+  if (typeof value === 'number' && Number.isInteger(value) && value > Number.MAX_SAFE_INTEGER) {
+    // Past 2^53 − 1 JSON numbers lose their last digits in every JavaScript reader.
+    return fail(field, `must be an integer from 1 to ${Number.MAX_SAFE_INTEGER}, got ${kind(value)}`);
+  }
   return fail(field, `must be an integer ≥ 1, got ${kind(value)}`);
 }
 
