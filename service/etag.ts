@@ -22,8 +22,9 @@ export function etagFor(version: string, key: string): string {
 /**
  * Whether an `If-None-Match` header matches `etag` with the weak comparison of RFC 9110: any
  * listed tag equal to it once `W/` is ignored. `*` matches any current representation, so it
- * counts only when `exists` says the request has a 200 answer; callers check before running a
- * query with `exists = false` (explicit tags suffice) and after it with `exists = true`.
+ * counts only when `exists` says the request has a 200 answer. Explicit tags match either way:
+ * a caller passes `exists = true` only once it holds that answer (kept, or just produced), since
+ * anyone can compute the tag of a request that matches nothing.
  */
 export function ifNoneMatchHits(header: string | undefined, etag: string, exists: boolean): boolean {
   if (header === undefined || header === '') return false;

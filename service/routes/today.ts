@@ -31,7 +31,7 @@ import { todayQuoteSchema } from '../schemas.ts';
 const DAY_MS = 86_400_000;
 
 /** The request headers that decide whether a quote path is served at all (docs/api.md#authentication). */
-export const VARY_ON_ACCESS = ['Authorization', 'X-Bypass-Auth'] as const;
+const VARY_ON_ACCESS = ['Authorization', 'X-Bypass-Auth'] as const;
 
 /** `Vary` with `names` added to what it already lists (CORS adds `Origin` before the handler runs). */
 function varyAlso(current: unknown, names: readonly string[]): string {
