@@ -77,12 +77,18 @@ const TASK_POLL_MS = 200;
  */
 export const ABANDONED_BUILD_MS = 24 * 3_600_000;
 
-/** When the run that named a build index `<prefix><version>` started, or undefined if not ours. */
-function buildStartedAt(uid: string, prefixes: readonly string[]): number | undefined {
-  const prefix = prefixes.find((p) => uid.startsWith(p));
-  if (prefix === undefined) return undefined;
-  const version = /^([0-9a-z]{1,12})-[0-9a-f]{8}$/.exec(uid.slice(prefix.length));
-  return version === null ? undefined : Number.parseInt(version[1] as string, 36);
+/**
+ * A build's version: when it started (base 36, so that versions of successive builds sort), then
+ * random bytes, so that concurrent ones differ.
+ */
+function newVersion(): string {
+  return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+/** When the build of a {@link newVersion} started; undefined for any other text. */
+function versionStartedAt(version: string): number | undefined {
+  const match = /^([0-9a-z]{1,12})-[0-9a-f]{8}$/.exec(version);
+  return match === null ? undefined : Number.parseInt(match[1] as string, 36);
 }
 
 export interface MeiliBuilderOptions {
@@ -188,8 +194,7 @@ class MeiliBuilder implements CatalogueBuilder {
       apiKey: options.apiKey,
       timeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
     });
-    // Time first, so versions of successive builds sort; random bytes so concurrent ones differ.
-    this.#version = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+    this.#version = newVersion();
     this.#buildUid = buildIndexUid(options.index, this.#version);
     this.#build = this.#client.index<MeiliQuoteDocument>(this.#buildUid);
     this.#target = this.#buildUid;
@@ -203,12 +208,12 @@ class MeiliBuilder implements CatalogueBuilder {
     const leftovers = await this.#call('list the indexes', () => this.#client.getRawIndexes({ limit: 1000 }));
     const live = this.#options.index;
     const prefixes = [live, ...Object.values(directoryUids(live))].map(buildIndexPrefix);
-    const builds = leftovers.results
-      .map((i) => i.uid)
-      .filter((uid) => prefixes.some((p) => uid.startsWith(p)));
+    const builds = leftovers.results.flatMap(({ uid }) => {
+      const prefix = prefixes.find((p) => uid.startsWith(p));
+      return prefix === undefined ? [] : [{ uid, started: versionStartedAt(uid.slice(prefix.length)) }];
+    });
     const deleted: string[] = [];
-    for (const uid of builds) {
-      const started = buildStartedAt(uid, prefixes);
+    for (const { uid, started } of builds) {
       if (started === undefined || Date.now() - started <= ABANDONED_BUILD_MS) continue;
       try {
         await this.#run(`delete the abandoned build index ${uid}`, () => this.#client.deleteIndex(uid));
@@ -223,7 +228,7 @@ class MeiliBuilder implements CatalogueBuilder {
         'deleted build indexes that interrupted runs left over a day ago',
       );
     }
-    const stale = builds.filter((uid) => !deleted.includes(uid));
+    const stale = builds.map((b) => b.uid).filter((uid) => !deleted.includes(uid));
     if (stale.length > 0) {
       this.#options.logger?.warn(
         { indexes: stale },
