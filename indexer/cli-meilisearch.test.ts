@@ -16,7 +16,7 @@ import {
   type MeiliEngine,
   meiliEngineSource,
 } from '../service/test-support/meilisearch-engine.ts';
-import { dataRecord, writeDataFile } from './test-files.ts';
+import { dataRecord, finished, writeDataFile } from './test-files.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'indexer', 'cli.ts');
@@ -61,15 +61,6 @@ describe.skipIf(skip !== undefined)(`${SUITE}${skip ? ` (skipped: ${skip})` : ''
     });
     children.push(child);
     return child;
-  }
-
-  function finished(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
-    let stderr = '';
-    child.stdout?.resume();
-    child.stderr?.on('data', (d: Buffer) => {
-      stderr += d.toString();
-    });
-    return new Promise((resolve) => child.on('close', (code) => resolve({ code, stderr })));
   }
 
   const indexes = async () => (await admin.getRawIndexes({ limit: 1000 })).results.map((i) => i.uid);

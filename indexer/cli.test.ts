@@ -5,16 +5,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FIXTURE_QUOTES, syntheticQuotes } from '../service/test-support/fixtures.ts';
-import { byId, dataRecord, filesIn, readCatalogue, writeDataFile } from './test-files.ts';
+import { byId, dataRecord, filesIn, finished, type Run, readCatalogue, writeDataFile } from './test-files.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(ROOT, 'indexer', 'cli.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 let dir: string;
 let dbPath: string;
@@ -34,18 +28,6 @@ function start(args: string[], env: Record<string, string> = { SQLITE_PATH: dbPa
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-}
-
-function finished(child: ChildProcess): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
 
 function run(args: string[], env?: Record<string, string>): Promise<Run> {

@@ -1,4 +1,5 @@
-/** Test helpers of the indexer suites: data files on disk and whole-catalogue reads. */
+/** Test helpers of the indexer suites: data files on disk, whole-catalogue reads, CLI runs. */
+import type { ChildProcess } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import type { CatalogueInfo, Quote } from '../service/catalogue/port.ts';
 import { openSqliteCatalogue } from '../service/catalogue/sqlite/catalogue.ts';
@@ -47,4 +48,24 @@ export async function filesIn(dir: string): Promise<string[]> {
 
 export function byId(quotes: readonly Quote[]): Quote[] {
   return [...quotes].sort((a, b) => a.id - b.id);
+}
+
+/** How a run of the indexer's command line ended, with all it wrote. */
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The end of a started run of the command line, once its output is closed. */
+export function finished(child: ChildProcess): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }
