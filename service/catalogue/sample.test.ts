@@ -54,6 +54,21 @@ describe('drawing distinct positions', () => {
     expect(counts.reduce((sum, c) => sum + (c - 1_000) ** 2 / 1_000, 0)).toBeLessThan(60);
     expect(seededRandom('x')(2 ** 48)).toBeLessThan(2 ** 48);
     expect(() => seededRandom('x')(0)).toThrow();
+    expect(() => seededRandom('x')(2 ** 53)).toThrow();
+  });
+
+  it('draws from a range as wide as the safe integers, ids spread up to 2^53 - 1', () => {
+    const random = seededRandom('wide');
+    const n = Number.MAX_SAFE_INTEGER;
+    const draws = Array.from({ length: 1_000 }, () => random(n));
+    for (const d of draws) expect(Number.isSafeInteger(d) && d >= 0 && d < n).toBe(true);
+    // Uniform over 2^53: the top 5 bits vary as much as the rest (a 48-bit draw would leave
+    // every draw below 2^48, 1/32 of the range).
+    const high = draws.filter((d) => d >= 2 ** 48).length;
+    expect(high).toBeGreaterThan(900);
+    const halves = draws.filter((d) => d >= n / 2).length;
+    expect(halves).toBeGreaterThan(400);
+    expect(halves).toBeLessThan(600);
   });
 
   it('is the start of a Fisher-Yates shuffle: a given stream of draws gives known positions', () => {

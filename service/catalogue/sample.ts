@@ -43,13 +43,16 @@ export function distinctDrawer(total: number, random: (n: number) => number): ()
   };
 }
 
-/** Largest range a {@link seededRandom} draw takes: 2^48, as crypto.randomInt. */
-const MAX_SEEDED_RANGE = 2 ** 48;
+/** Largest range one 48-bit word draws from, as crypto.randomInt. */
+const WORD_RANGE = 2 ** 48;
+/** Largest range two words draw from: every safe integer, so any span of ids the catalogue can hold. */
+const WIDE_RANGE = 2 ** 53;
 
 /**
- * A deterministic `random(n)` for `seed`, uniform in [0, n) for n up to 2^48: 48-bit words of
- * SHA-256(seed, block number) in turn, a word past the largest multiple of n drawn again. The
- * same seed gives the same draws on every machine and in every release that keeps this function.
+ * A deterministic `random(n)` for `seed`, uniform in [0, n) for n up to 2^53: 48-bit words of
+ * SHA-256(seed, block number) in turn, a draw past the largest multiple of n drawn again. A range
+ * past 2^48 (ids spread up to 2^53 - 1) takes a word and 5 bits of the next. The same seed gives
+ * the same draws on every machine and in every release that keeps this function.
  */
 export function seededRandom(seed: string): (n: number) => number {
   let block = 0;
@@ -63,11 +66,12 @@ export function seededRandom(seed: string): (n: number) => number {
     return words.shift() as number;
   };
   return (n) => {
-    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_SEEDED_RANGE)
-      throw new Error(`range ${n} out of bounds`);
-    const limit = MAX_SEEDED_RANGE - (MAX_SEEDED_RANGE % n);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`range ${n} out of bounds`);
+    const wide = n > WORD_RANGE;
+    const range = wide ? WIDE_RANGE : WORD_RANGE;
+    const limit = range - (range % n);
     for (;;) {
-      const w = word();
+      const w = wide ? word() * 32 + (word() % 32) : word();
       if (w < limit) return w % n;
     }
   };
