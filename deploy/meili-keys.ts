@@ -18,6 +18,8 @@ import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Key, Meilisearch } from 'meilisearch';
+import { directoryUids } from '../service/catalogue/meilisearch/authors.ts';
+import { buildIndexPrefix } from '../service/catalogue/meilisearch/request.ts';
 import { parseCommandLine, UsageError } from '../service/command-line.ts';
 import { meiliHostProblem } from '../service/config.ts';
 
@@ -59,6 +61,16 @@ export interface KeySpec {
  */
 export const SERVICE_KEY_ACTIONS = ['search', 'documents.get'] as const;
 
+/**
+ * The indexes the indexer writes for the live index `index`: the live quotes, authors and works,
+ * and the build of each (`<live>_build_<stamp>`, request.ts `buildIndexUid`; a swap's marker is
+ * `<build>_swapped`, a build's name too).
+ */
+export function indexerIndexes(index: string): string[] {
+  const { authors, works } = directoryUids(index);
+  return [index, authors, works].flatMap((live) => [live, `${buildIndexPrefix(live)}*`]);
+}
+
 /** The keys of a deployment whose live index is `index`. */
 export function keySpecs(index: string): KeySpec[] {
   return [
@@ -67,17 +79,18 @@ export function keySpecs(index: string): KeySpec[] {
       name: `${index}-indexer`,
       description: `Indexer of ${index}: builds ${index}_build_* indexes and swaps them in`,
       actions: [...INDEXER_KEY_ACTIONS],
-      // Its own indexes only: the live one, its builds and its authors and works all begin with
-      // the live index's name. Such a key cannot see the swap task (meilisearch/meilisearch#4103);
-      // the indexer settles the swap without it (meilisearch/builder.ts, #settleHiddenSwap).
-      indexes: [`${index}*`],
+      // Its own indexes by name, not every name beginning with the live one's: on a shared
+      // engine `quotes*` would also take another application's `quotes_staging`. Such a key
+      // cannot see the swap task (meilisearch/meilisearch#4103); the indexer settles the swap
+      // without it (meilisearch/builder.ts, #settleHiddenSwap).
+      indexes: indexerIndexes(index),
     },
     {
       file: 'search.key',
       name: `${index}-search`,
       description: `Quotes service: reads ${index} and its authors and works`,
       actions: [...SERVICE_KEY_ACTIONS],
-      indexes: [index, `${index}_authors`, `${index}_works`],
+      indexes: [index, ...Object.values(directoryUids(index))],
     },
   ];
 }

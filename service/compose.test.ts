@@ -347,13 +347,24 @@ async function keysApi(initial: FakeKey[]) {
 }
 
 describe('the key step', () => {
+  // What the indexer writes, by name: a pattern such as `quotes*` would also reach another
+  // application's `quotes_staging` on a shared engine.
+  const INDEXER_INDEXES = [
+    'quotes',
+    'quotes_build_*',
+    'quotes_authors',
+    'quotes_authors_build_*',
+    'quotes_works',
+    'quotes_works_build_*',
+  ];
+
   it("creates an indexer key and a read-only service key, each scoped to its catalogue's indexes", async () => {
     const api = await keysApi([]);
     try {
       const values = await ensureKeys(new Meilisearch({ host: api.host, apiKey: 'master' }), 'quotes');
       expect(Object.fromEntries(values)).toEqual({ 'indexer.key': 'key-1', 'search.key': 'key-2' });
       expect(api.keys.map(({ name, actions, indexes }) => ({ name, actions, indexes }))).toEqual([
-        { name: 'quotes-indexer', actions: [...INDEXER_KEY_ACTIONS], indexes: ['quotes*'] },
+        { name: 'quotes-indexer', actions: [...INDEXER_KEY_ACTIONS], indexes: INDEXER_INDEXES },
         {
           name: 'quotes-search',
           actions: [...SERVICE_KEY_ACTIONS],
@@ -373,7 +384,7 @@ describe('the key step', () => {
         key: 'kept',
         name: 'quotes-indexer',
         actions: [...INDEXER_KEY_ACTIONS].reverse(),
-        indexes: ['quotes*'],
+        indexes: [...INDEXER_INDEXES].reverse(),
       },
       { uid: 'b', key: 'too-wide', name: 'quotes-search', actions: ['search'], indexes: ['*'] },
     ]);
@@ -390,21 +401,24 @@ describe('the key step', () => {
     }
   });
 
-  it('re-creates an indexer key of an earlier release that reached every index', async () => {
+  it.each([
+    ['every index', ['*']],
+    ['every index named like the live one', ['quotes*']],
+  ])('re-creates an indexer key of an earlier release that reached %s', async (_, indexes) => {
     const api = await keysApi([
       {
         uid: 'a',
         key: 'all-indexes',
         name: 'quotes-indexer',
         actions: [...INDEXER_KEY_ACTIONS],
-        indexes: ['*'],
+        indexes,
       },
     ]);
     try {
       const values = await ensureKeys(new Meilisearch({ host: api.host, apiKey: 'master' }), 'quotes');
       expect(values.get('indexer.key')).not.toBe('all-indexes');
       expect(api.log.map((line) => line.split(' ').slice(0, 2).join(' '))).toContain('DELETE /keys/a');
-      expect(api.keys.find((k) => k.name === 'quotes-indexer')?.indexes).toEqual(['quotes*']);
+      expect(api.keys.find((k) => k.name === 'quotes-indexer')?.indexes).toEqual(INDEXER_INDEXES);
     } finally {
       await api.close();
     }

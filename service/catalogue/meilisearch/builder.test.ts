@@ -807,15 +807,19 @@ describe.skipIf(skip !== undefined)(
     });
 
     it('keeps the indexer key to its own catalogue: it can neither create nor delete another index', async () => {
-      await admin.createIndex('other_app').waitTask();
+      // Other applications' indexes, some named with the catalogue's name as a prefix.
+      const others = ['other_app', 'scoped_a_staging', 'scoped_abc', 'scoped_a_authors_v2'];
+      for (const uid of others) await admin.createIndex(uid).waitTask();
       const keys = await ensureKeys(admin, 'scoped_a');
       const indexer = new Meilisearch({ host: real.host, apiKey: keys.get('indexer.key'), timeout: 10_000 });
-      await expect(indexer.deleteIndex('other_app')).rejects.toThrow(MeilisearchApiError);
-      await expect(indexer.createIndex('other_app_2')).rejects.toThrow(MeilisearchApiError);
-      await expect(indexer.index('other_app').getStats()).rejects.toThrow(MeilisearchApiError);
+      for (const uid of others) {
+        await expect(indexer.deleteIndex(uid), uid).rejects.toThrow(MeilisearchApiError);
+        await expect(indexer.index(uid).getStats(), uid).rejects.toThrow(MeilisearchApiError);
+        await expect(indexer.createIndex(`${uid}_2`), uid).rejects.toThrow(MeilisearchApiError);
+      }
       const uids = (await admin.getRawIndexes({ limit: 1000 })).results.map((i) => i.uid);
-      expect(uids).toContain('other_app');
-      expect(uids).not.toContain('other_app_2');
+      expect(uids).toEqual(expect.arrayContaining(others));
+      for (const uid of others) expect(uids).not.toContain(`${uid}_2`);
       // Its own catalogue, built and swapped in with the same key, goes live.
       const info = await build(keys.get('indexer.key') as string, 'scoped_a', TEN);
       expect(await idsIn('scoped_a')).toEqual(TEN.map((q) => q.id).sort((a, b) => a - b));
