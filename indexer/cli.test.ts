@@ -280,12 +280,23 @@ describe('data-quality checks', () => {
     'record 8 (line 8): author: the work "D Work 0" (source "https://example.org/D/0") is credited to "D Author 8" here and to another author in record 1 (line 1)',
   ];
 
-  it('names each fault of a seeded file by record and line, and changes nothing', async () => {
+  it('indexes a seeded file, naming each fault as a warning: its records keep the contract rules', async () => {
+    const file = await seededFile();
+
+    const result = await run([file]);
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^indexed 8 quotes into sqlite /);
+    expect(result.stderr.trimEnd().split('\n')).toEqual(FAULTS.map((f) => `warning: ${f} (file=${file})`));
+    expect((await readCatalogue(dbPath)).quotes.map((q) => q.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('--refuse-duplicates names each fault by record and line, and changes nothing', async () => {
     expect((await run([await fixtureFile()])).code).toBe(0);
     const before = await readCatalogue(dbPath);
     const file = await seededFile();
 
-    const result = await run([file]);
+    const result = await run(['--refuse-duplicates', file]);
 
     expect(result).toEqual({
       code: 1,
@@ -296,22 +307,23 @@ describe('data-quality checks', () => {
     expect(await filesIn(dir)).toEqual(['fixtures.json', 'quotes.db', 'seeded.ndjson']);
   });
 
-  it('--allow-duplicates indexes the file, listing each fault as a warning', async () => {
+  it('--allow-duplicates, the default, is still accepted; with --refuse-duplicates it is a usage error', async () => {
     const file = await seededFile();
-
-    const result = await run(['--allow-duplicates', file]);
-
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^indexed 8 quotes into sqlite /);
-    expect(result.stderr.trimEnd().split('\n')).toEqual(FAULTS.map((f) => `warning: ${f} (file=${file})`));
-    expect((await readCatalogue(dbPath)).quotes.map((q) => q.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const allowed = await run(['--allow-duplicates', file]);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stderr.trimEnd().split('\n')).toHaveLength(FAULTS.length);
+    const both = await run(['--refuse-duplicates', '--allow-duplicates', file]);
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toBe(
+      'indexer: --refuse-duplicates and --allow-duplicates contradict each other (see --help)',
+    );
   });
 
-  it('--allow-duplicates may come after the file, and takes no value', async () => {
+  it('--refuse-duplicates may come after the file, and takes no value', async () => {
     const file = await seededFile();
-    expect((await run([file, '--allow-duplicates'])).code).toBe(0);
-    const { code, stderr } = await run(['--allow-duplicates=yes', file]);
+    expect((await run([file, '--refuse-duplicates'])).code).toBe(1);
+    const { code, stderr } = await run(['--refuse-duplicates=yes', file]);
     expect(code).toBe(2);
-    expect(stderr.split('\n')[0]).toBe("indexer: unknown option '--allow-duplicates=yes' (see --help)");
+    expect(stderr.split('\n')[0]).toBe("indexer: unknown option '--refuse-duplicates=yes' (see --help)");
   });
 });

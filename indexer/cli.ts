@@ -13,8 +13,8 @@ import { createProgressLine, createProgressLog } from './progress.ts';
 import { MAX_GENRES, MAX_LABEL_LENGTH, MAX_QUOTE_LENGTH, MAX_URL_LENGTH, type Problem } from './validate.ts';
 
 const USAGE = `Usage: npm run index -- <file>
-       npm run index -- --allow-duplicates <file>
-       node indexer/cli.ts [--allow-duplicates] <file>
+       npm run index -- --refuse-duplicates <file>
+       node indexer/cli.ts [--refuse-duplicates] <file>
 
 Validates every quote in <file> and replaces the configured catalogue with them.
 Nothing changes unless every record is valid: the new catalogue is built beside the live
@@ -30,18 +30,20 @@ Each record needs: id, author_id, work_id (integers >= 1, ids unique), author, w
 category (non-empty strings, at most ${MAX_LABEL_LENGTH} characters), genre (a string or 1 to ${MAX_GENRES}
 strings), publish_date (YYYY, YYYY-MM or YYYY-MM-DD, a real date), source (absolute
 http/https URL, at most ${MAX_URL_LENGTH} characters), quote (at most ${MAX_QUOTE_LENGTH} characters) and
-language (an ISO 639-1 code in lower case: en, fr, de, es...).
-One author_id per author name and back; one work_id per (work, author) and back.
+optionally language (an ISO 639-1 code in lower case: en, fr, de, es...; a quote
+without one has no language). One author_id per author name and back; one work_id per
+(work, author) and back.
 quote_length is computed (code points); unknown fields are ignored with a warning.
 
-Data-quality checks refuse the file too, each fault named by record and line: the same quote
+Data-quality checks warn on stderr, each fault named by record and line: the same quote
 twice (same folded text and author), an author or a work spelled two ways (the same folded
 name or title by the same author, written differently), and a work (same folded title and
-source) under two authors.
+source) under two authors. Such a file keeps the rules above, so it is indexed.
 
 Options:
-  --allow-duplicates  index a file with such faults, listing each one as a warning
-  -h, --help          this text
+  --refuse-duplicates  refuse a file with such faults, each listed as a problem (exit 1)
+  --allow-duplicates   index it with warnings: the default, accepted for earlier scripts
+  -h, --help           this text
 
 Environment (the same as the service's):
   SEARCH_BACKEND   sqlite (default) or meilisearch
@@ -66,10 +68,11 @@ const EXIT_REJECTED = 1;
 const EXIT_USAGE = 2;
 const EXIT_BACKEND = 3;
 
-type Parsed = { help: true } | { help: false; file: string; allowDuplicates: boolean } | { error: string };
+type Parsed = { help: true } | { help: false; file: string; refuseDuplicates: boolean } | { error: string };
 
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
+  'refuse-duplicates': { type: 'boolean' },
   'allow-duplicates': { type: 'boolean' },
 } as const;
 
@@ -87,7 +90,7 @@ function readArgs(args: readonly string[]): Parsed {
     tokens: true,
   });
   const files: string[] = [];
-  let allowDuplicates = false;
+  const given = new Set<string>();
   for (const token of tokens) {
     if (token.kind === 'positional') files.push(token.value);
     else if (token.kind === 'option') {
@@ -97,12 +100,14 @@ function readArgs(args: readonly string[]): Parsed {
         return { error: `unknown option '${written}'` };
       }
       if (token.name === 'help') return { help: true };
-      allowDuplicates = true;
+      given.add(token.name);
     }
   }
+  if (given.has('refuse-duplicates') && given.has('allow-duplicates'))
+    return { error: '--refuse-duplicates and --allow-duplicates contradict each other' };
   if (files.length === 0) return { error: 'missing <file>' };
   if (files.length > 1) return { error: `expected one file, got ${files.length}` };
-  return { help: false, file: files[0] as string, allowDuplicates };
+  return { help: false, file: files[0] as string, refuseDuplicates: given.has('refuse-duplicates') };
 }
 
 /** The first bytes of every SQLite database file. */
@@ -232,7 +237,7 @@ async function main(): Promise<number> {
       logger: stderrLogger(config.logLevel, say),
       signal: controller.signal,
       onProgress: progress.update,
-      allowDuplicates: parsed.allowDuplicates,
+      refuseDuplicates: parsed.refuseDuplicates,
     });
     progress.clear();
     stdout.write(

@@ -157,7 +157,7 @@ describe('generated records follow the contract (N = 20,000)', () => {
     const counts = new Map<string, number>();
     for (const q of quotes) {
       expect(languageOf.get(q.author_id) ?? q.language).toBe(q.language);
-      languageOf.set(q.author_id, q.language);
+      languageOf.set(q.author_id, q.language as string);
     }
     for (const language of languageOf.values()) counts.set(language, (counts.get(language) ?? 0) + 1);
     expect([...counts.keys()].sort()).toEqual(['de', 'en', 'es', 'fr']);

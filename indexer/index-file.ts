@@ -33,10 +33,11 @@ export interface IndexOptions {
   /** Aborting stops the run between chunks; the build is discarded and the live catalogue kept. */
   signal?: AbortSignal;
   /**
-   * Indexes a file with data-quality faults (quality.ts: a quote twice, a name or title spelled
-   * two ways, a work under two authors), reporting each as a warning, instead of refusing it.
+   * Refuses a file with data-quality faults (quality.ts: a quote twice, a name or title spelled
+   * two ways, a work under two authors), each reported as a problem. Off by default: every
+   * record of such a file keeps the contract's rules, so it is indexed, each fault a warning.
    */
-  allowDuplicates?: boolean;
+  refuseDuplicates?: boolean;
 }
 
 /** Data-quality warnings listed one by one; the rest are counted in one more line. */
@@ -126,7 +127,7 @@ export async function indexFile(
         const quote = validator.check(raw.value, raw.record, raw.line);
         if (quote !== null) {
           for (const fault of quality.check(quote, raw.record, raw.line)) {
-            if (options.allowDuplicates !== true) validator.report(fault);
+            if (options.refuseDuplicates === true) validator.report(fault);
             else if (++qualityFaults <= MAX_QUALITY_WARNINGS) qualityWarnings.push(formatProblem(fault));
           }
         }

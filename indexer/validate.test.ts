@@ -182,9 +182,17 @@ describe('a broken record', () => {
     'publish_date',
     'source',
     'quote',
-    'language',
   ])('a missing %s is reported', (field) => {
     expect(problemsOf(record({ [field]: undefined }))).toEqual([{ record: 1, field, message: 'is missing' }]);
+  });
+
+  it("takes a record without a language, the contract's Quote having none: its quote has no language", () => {
+    const quote = new Validator().check(record({ language: undefined }), 1);
+    expect(quote).not.toBeNull();
+    expect(Object.keys(quote as object)).not.toContain('language');
+    expect(problemsOf(record({ language: null }))).toEqual([
+      { record: 1, field: 'language', message: 'must be a string, got null' },
+    ]);
   });
 
   it('names the bad element of a genre array', () => {

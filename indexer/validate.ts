@@ -153,7 +153,7 @@ export class Validator {
       quote_length: quoteLength as number,
       source: source as string,
       quote: raw.quote as string,
-      language: language as string,
+      ...(language === undefined ? {} : { language }),
     };
   }
 
@@ -336,11 +336,13 @@ function date(value: unknown, fail: Fail): string | undefined {
   return value;
 }
 
-/** `language`: an ISO 639-1 code as the catalogue stores it, in lower case. */
+/**
+ * `language`: an ISO 639-1 code as the catalogue stores it, in lower case. Optional: a record
+ * holding only the contract's fields is a valid record, and its quote has no language.
+ */
 function languageCode(value: unknown, fail: Fail): string | undefined {
-  if (typeof value !== 'string') {
-    return fail('language', value === undefined ? 'is missing' : `must be a string, got ${kind(value)}`);
-  }
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') return fail('language', `must be a string, got ${kind(value)}`);
   if (isLanguageCode(value)) return value;
   const hint = isLanguageCode(value.toLowerCase()) ? ` (write it in lower case: ${value.toLowerCase()})` : '';
   return fail('language', `must be ${LANGUAGE_EXPECTED}${hint}, got ${show(value)}`);

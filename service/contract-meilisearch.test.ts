@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Meilisearch } from 'meilisearch';
 import { inject } from 'vitest';
-import { keySpecs } from '../deploy/meili-keys.ts';
+import { indexerIndexes, keySpecs } from '../deploy/meili-keys.ts';
 import { describeContract } from './contract.suite.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from './test-support/meilisearch-engine.ts';
 
@@ -18,6 +18,8 @@ let prefix = '';
 let indexerKey = '';
 let serviceKey = '';
 const keyUids: string[] = [];
+/** The catalogues the contract suite asks `env` for. */
+const CATALOGUES = ['audit', 'live'];
 
 describeContract({
   name: 'meilisearch',
@@ -30,14 +32,15 @@ describeContract({
     const admin = new Meilisearch({ host: engine.host, apiKey: engine.masterKey, timeout: 10_000 });
     const [indexer, service] = keySpecs(prefix);
     if (indexer === undefined || service === undefined) throw new Error('two key specs expected');
+    // The suite serves two catalogues (audit, live), each the live index of its own service.
+    const lives = CATALOGUES.map((name) => `${prefix}_${name}`);
     const created = await Promise.all([
       admin.createKey({
         name: `${prefix}-indexer`,
         actions: indexer.actions,
-        indexes: indexer.indexes,
+        indexes: lives.flatMap(indexerIndexes),
         expiresAt: null,
       }),
-      // The suite serves two catalogues (audit, live), each the live index of its own service.
       admin.createKey({
         name: `${prefix}-service`,
         actions: service.actions,

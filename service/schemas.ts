@@ -56,7 +56,7 @@ const quoteProperties = {
   language: Type.String({
     pattern: '^[a-z]{2}$',
     description:
-      'ISO 639-1 code of the language the quote is written in (a translation has its own), e.g. en, fr, de, es',
+      'ISO 639-1 code of the language the quote is written in (a translation has its own), e.g. en, fr, de, es; absent when the data file did not give one',
   }),
 };
 

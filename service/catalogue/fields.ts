@@ -28,7 +28,11 @@ export const QUOTE_FIELDS = [
 ] as const;
 export type QuoteField = (typeof QUOTE_FIELDS)[number];
 
-/** A full quote as the catalogue holds it (docs/api.md#the-quote). No field is ever null or absent. */
+/**
+ * A full quote as the catalogue holds it (docs/api.md#the-quote). No field of the contract's is
+ * ever null or absent; `language`, which the contract's Quote does not have, is absent from a
+ * quote whose record did not give one.
+ */
 export interface Quote {
   id: number;
   author: string;
@@ -41,6 +45,6 @@ export interface Quote {
   quote_length: number;
   source: string;
   quote: string;
-  /** ISO 639-1 code of the language the quote is written in (language.ts). */
-  language: string;
+  /** ISO 639-1 code of the language the quote is written in (language.ts), when the record says. */
+  language?: string;
 }

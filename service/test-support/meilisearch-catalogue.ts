@@ -22,22 +22,24 @@ export interface MeiliCatalogue {
 
 /**
  * The deployment's two keys for the live index `live`, scoped as `deploy/meili-keys.ts` scopes
- * them; the service's key reads `searchIndexes` instead when given (a suite with an index per
- * catalogue).
+ * them; both reach `indexes` instead when given (a suite with an index per catalogue, in a
+ * namespace of its own), with the deployment's actions still.
  */
 export async function createDeploymentKeys(
   admin: Meilisearch,
   live: string,
-  searchIndexes?: string[],
+  indexes?: string[],
 ): Promise<{ indexerKey: Key; searchKey: Key }> {
   const [indexerSpec, serviceSpec] = keySpecs(live);
   if (indexerSpec === undefined || serviceSpec === undefined) throw new Error('two key specs expected');
-  const create = (spec: typeof indexerSpec, indexes: string[]) =>
-    admin.createKey({ name: spec.name, actions: spec.actions, indexes, expiresAt: null });
-  return {
-    indexerKey: await create(indexerSpec, indexerSpec.indexes),
-    searchKey: await create(serviceSpec, searchIndexes ?? serviceSpec.indexes),
-  };
+  const create = (spec: typeof indexerSpec) =>
+    admin.createKey({
+      name: spec.name,
+      actions: spec.actions,
+      indexes: indexes ?? spec.indexes,
+      expiresAt: null,
+    });
+  return { indexerKey: await create(indexerSpec), searchKey: await create(serviceSpec) };
 }
 
 /**

@@ -1272,16 +1272,25 @@ describe('the read protocol', () => {
     expect((error as Error).message).toMatch(/run the indexer to rebuild it/);
   });
 
-  it('answers 503 naming the indexer when a document predates language (no such field)', async () => {
+  it('reads a document without a language as a quote without one, as its record gave it', async () => {
+    engine = await scriptedEngine(() => ({
+      status: 200,
+      json: fetched([{ id: 1, catalogue_version: 'v1' }], 1, 0, 1),
+    }));
+    const page = await open(engine.host).list({ ...QUERY, fields: ['id', 'language'] });
+    expect(page.items).toEqual([{ id: 1 }]);
+  });
+
+  it('answers 503 naming the indexer when a document lacks a field every quote has', async () => {
     engine = await scriptedEngine(() => ({
       status: 200,
       json: fetched([{ id: 1, catalogue_version: 'v1' }], 1, 0, 1),
     }));
     const error = await open(engine.host)
-      .list({ ...QUERY, fields: ['id', 'language'] })
+      .list({ ...QUERY, fields: ['id', 'author'] })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CatalogueUnavailableError);
-    expect((error as Error).message).toMatch(/has no 'language': run the indexer/);
+    expect((error as Error).message).toMatch(/has no 'author': run the indexer/);
   });
 
   it('answers 503 for authors and works when the catalogue was built before them (no such index)', async () => {

@@ -633,7 +633,7 @@ class MeiliCatalogue implements CatalogueIndex {
       count,
       folded: decodeFacetKey(key),
     }));
-    if (field !== 'genre' && entries.reduce((sum, e) => sum + e.count, 0) !== total) {
+    if (ONE_VALUE_PER_QUOTE.has(field) && entries.reduce((sum, e) => sum + e.count, 0) !== total) {
       // One value per quote: the counts add up to the total unless the engine cut the list.
       throw new CatalogueUnavailableError(
         `Meilisearch index '${this.#options.index}' lists only some facet values: rebuild it with the indexer (it sets faceting.maxValuesPerFacet)`,
@@ -1362,6 +1362,12 @@ const OLDER_INDEX_CODES = new Set([
 
 /** Attributes an index built by an earlier release lacks. */
 const NEWER_ATTRIBUTES = ['language'];
+
+/**
+ * The facets every quote has exactly one value of. A quote has several genres, and a quote whose
+ * record gave no language has none (and a catalogue holds fewer languages than the engine lists).
+ */
+const ONE_VALUE_PER_QUOTE: ReadonlySet<FacetField> = new Set(['author', 'work', 'category']);
 
 /**
  * Whether the attribute an engine message refuses (`Attribute \`language\` is not filterable.

@@ -45,6 +45,25 @@ describe('rawPage', () => {
     }
   });
 
+  it('passes through quotes without a language, as the route writes them, beside quotes with one', () => {
+    const { language: _, ...unspoken } = QUOTES[1] as Quote;
+    const quotes = [QUOTES[0] as Quote, unspoken as Quote, AWKWARD];
+    for (const fields of [[...QUOTE_FIELDS], ['id', 'language'], ['language']] as QuoteField[][]) {
+      const items = JSON.stringify(quotes.map((q) => project(q, fields)));
+      expect(rawPage(answer(items), fields)?.items.toString('utf8'), fields.join()).toBe(items);
+      // A page of the language alone, some quotes without one, is read the plain way instead.
+      if (fields.length > 1) {
+        const versioned = quotes.map((q) => ({ ...project(q, fields), catalogue_version: 'v' }));
+        expect(rawVersionedPage(answer(JSON.stringify(versioned)), fields, 'v')?.items.toString('utf8')).toBe(
+          items,
+        );
+      }
+    }
+    expect(isRawDocument(Buffer.from('{}'), ['language'])).toBe(true);
+    expect(isRawDocument(Buffer.from('{"id":3}'), ['id', 'language'])).toBe(true);
+    expect(isRawDocument(Buffer.from('{"language":"x","id":3}'), ['id', 'language'])).toBe(false);
+  });
+
   it('reads the fields in the engine order whatever order they were asked in', () => {
     const items = JSON.stringify(QUOTES.map((q) => project(q, ['id', 'quote'])));
     expect(rawPage(answer(items), ['quote', 'id'])?.count).toBe(QUOTES.length);

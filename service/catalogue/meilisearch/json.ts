@@ -68,7 +68,12 @@ function shapeOf(fields: readonly QuoteField[], end = '}'): Shape {
     const wanted = new Set(fields);
     const ordered = QUOTE_FIELDS.filter((field) => wanted.has(field));
     const source = ordered
-      .map((field, i) => `${literal(`${i === 0 ? '{' : ','}"${field}":`)}${VALUE_SOURCES[KINDS[field]]}`)
+      .map((field, i) => {
+        const property = `${literal(`${i === 0 ? '' : ','}"${field}":`)}${VALUE_SOURCES[KINDS[field]]}`;
+        // A quote whose record gave no language has no such property: the serialiser writes
+        // none either, and `language` comes last.
+        return `${i === 0 ? '\\{' : ''}${field === 'language' ? `(?:${property})?` : property}`;
+      })
       .join('');
     shape = { document: new RegExp(`${source}${literal(end)}`, 'y') };
     // Projections are subsets of twelve fields, written in one order: few distinct names per

@@ -640,6 +640,8 @@ export function projectHit(hit: object, fields: readonly QuoteField[] | null): Q
   const out: Record<string, unknown> = {};
   for (const field of fields ?? QUOTE_FIELDS) {
     const value = source[field];
+    // A quote whose record gave no language has none (and the indexer always writes the others).
+    if (value === undefined && field === 'language') continue;
     if (value === undefined || value === null) {
       // An index built by an earlier release lacks the fields added since: cured by the indexer.
       throw new CatalogueUnavailableError(

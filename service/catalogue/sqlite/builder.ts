@@ -566,7 +566,8 @@ class ProfileTable {
       this.displayCategories.code(quote.category),
       this.displayGenres.code(JSON.stringify(quote.genre)),
     ];
-    const languageCode = this.languages.code(quote.language);
+    // The empty code for a quote without a language: it sorts first, and nothing filters on it.
+    const languageCode = this.languages.code(quote.language ?? '');
     const signature = `${authorId} ${workId} ${codes.join(' ')} ${display.join(' ')} ${languageCode}`;
     let profile = this.#profiles.get(signature);
     if (profile === undefined) {

@@ -578,9 +578,12 @@ class Snapshot {
           case 'genre':
             out.genre = columns.genre(ord);
             break;
-          case 'language':
-            out.language = columns.language(ord);
+          case 'language': {
+            // The empty code: the record gave no language, and the quote has none.
+            const language = columns.language(ord);
+            if (language !== '') out.language = language;
             break;
+          }
           default:
             out[field] = text(ord, field);
         }

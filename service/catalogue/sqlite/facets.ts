@@ -75,7 +75,9 @@ export class FacetCounter {
     // thousands of works, of which a request lists at most a hundred. Ranks ascend in this loop
     // and order folded values by code point, so a later rank with an equal count ranks after.
     const kept: { rank: number; count: number }[] = [];
-    for (let rank = 0; rank < counts.length; rank++) {
+    // A quote whose record gave no language holds the empty code: no value to list.
+    const first = field === 'language' && folded[0] === '' ? 1 : 0;
+    for (let rank = first; rank < counts.length; rank++) {
       const count = counts[rank] as number;
       if (count === 0 || (kept.length === limit && count <= (kept[limit - 1] as { count: number }).count))
         continue;

@@ -176,9 +176,13 @@ export class QuoteJson {
   /** Per profile, `"author":…,"publish_date":…`: seven properties in one copy. */
   readonly #profiles: JsonFragments;
 
+  /** The code of the empty language, held by the quotes whose record gave none; -1 if none did. */
+  readonly #noLanguage: number;
+
   /** Escapes every display value now: once per file, while it is being opened. */
   constructor(columns: CatalogueColumns) {
     this.#columns = columns;
+    this.#noLanguage = columns.displayValues('language').indexOf('');
     for (const field of CODED_FIELDS)
       this.#fragments.set(field, JsonFragments.of(columns.displayValues(field)));
     const value = (writer: JsonWriter, field: CodedField, ord: number) =>
@@ -221,6 +225,11 @@ export class QuoteJson {
     if (steps.length === 0) writer.copy(OPENING, 0, 1);
     for (let i = 0; i < steps.length; i++) {
       const { name, value } = steps[i] as Step;
+      if (value === 'language' && columns.code(ord, 'language') === this.#noLanguage) {
+        // A quote without a language has no such property; `language` comes last, so nothing follows.
+        if (i === 0) writer.copy(OPENING, 0, 1);
+        continue;
+      }
       writer.copy(name, 0, name.length);
       switch (value) {
         case 'id':
