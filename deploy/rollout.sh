@@ -9,11 +9,13 @@
 #   npm run deploy:rollout -- [options]   the same
 #
 # One replica is replaced thus: a new one is started from the current image and configuration;
-# once Docker reports it healthy, the script waits for the proxy to have re-resolved the service
-# name (POOL_WAIT_S, default 6: nginx re-resolves every 5 s), then stops an old one (SIGTERM: it
-# finishes what it serves; the proxy retries elsewhere a request it can no longer send there) and
-# removes it. A new replica that does not become healthy within HEALTH_TIMEOUT_S (default 120) is
-# removed and the rollout stops with exit 1, leaving the old replicas serving.
+# once Docker reports it healthy (its process answers) and its /ready answers 200 (it reads the
+# catalogue: engine reachable, key accepted, index there), the script waits for the proxy to have
+# re-resolved the service name (POOL_WAIT_S, default 6: nginx re-resolves every 5 s), then stops an
+# old one (SIGTERM: it finishes what it serves; the proxy retries elsewhere a request it can no
+# longer send there) and removes it. A new replica that is not healthy and ready within
+# HEALTH_TIMEOUT_S (default 120) is removed and the rollout stops with exit 1, leaving the old
+# replicas serving: a release or configuration that cannot read the catalogue replaces none.
 #
 # Compose is called as DOCKER_COMPOSE (default `docker compose`), e.g.
 #   DOCKER_COMPOSE="docker compose -p quotes-staging" deploy/rollout.sh --scale 3
@@ -70,7 +72,12 @@ count() { containers | grep -c . || true; }
 
 short() { echo "$1" | cut -c1-12; }
 
-# Starts one more replica and waits until it is healthy and the proxy can know of it.
+# The /ready answer of replica $1, asked from inside it (replicas publish no port); fails unless 200.
+ready_of() {
+  docker exec "$1" node -e "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/ready', { signal: AbortSignal.timeout(3000) }).then(async (r) => { process.stdout.write(r.status + ' ' + (await r.text()).slice(0, 200)); process.exit(r.ok ? 0 : 1); }, (e) => { process.stdout.write(String(e.message)); process.exit(1); })" 2>/dev/null
+}
+
+# Starts one more replica and waits until it is healthy and ready, and the proxy can know of it.
 # (Functions share the script's variables: theirs are prefixed, so no caller's loop is disturbed.)
 add_one() {
   add_before="$(containers)"
@@ -86,12 +93,15 @@ add_one() {
     echo "$add_before" | grep -q "^$add_id\$" || new="$add_id"
   done
   [ -n "$new" ] || { log "Compose started no new replica"; exit 1; }
-  log "started $(short "$new"), waiting for it to be healthy"
+  log "started $(short "$new"), waiting for it to be healthy and ready"
   add_waited=0
   while :; do
     add_state="$(docker inspect -f '{{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}}' "$new")"
     case "$add_state" in
-      "running healthy") break ;;
+      "running healthy")
+        add_ready="$(ready_of "$new")" && break
+        add_state="running healthy, not ready: $add_ready"
+        ;;
       running*) ;;
       *)
         log "$(short "$new") is $add_state: removed; the old replicas keep serving"
@@ -100,7 +110,7 @@ add_one() {
         ;;
     esac
     if [ "$add_waited" -ge "$HEALTH_TIMEOUT_S" ]; then
-      log "$(short "$new") not healthy after ${HEALTH_TIMEOUT_S} s ($add_state): removed; the old replicas keep serving"
+      log "$(short "$new") not healthy and ready after ${HEALTH_TIMEOUT_S} s ($add_state): removed; the old replicas keep serving"
       docker logs --tail 20 "$new" >&2 || true
       docker rm -f "$new" >/dev/null
       exit 1
@@ -108,7 +118,7 @@ add_one() {
     sleep 1
     add_waited=$((add_waited + 1))
   done
-  log "$(short "$new") healthy; waiting ${POOL_WAIT_S} s for the proxy to re-resolve '$SERVICE'"
+  log "$(short "$new") healthy and ready; waiting ${POOL_WAIT_S} s for the proxy to re-resolve '$SERVICE'"
   sleep "$POOL_WAIT_S"
 }
 

@@ -786,6 +786,17 @@ describe.skipIf(skipStack !== undefined)('the compose stack, end to end', () => 
       'application/json; charset=utf-8',
       { code: 404, error: 'not_found', details: 'No resource at /metrics' },
     ]);
+    // The proxy takes what a replica takes: a query string of 30,000 characters reaches one.
+    const long = await get(`/quotes?author=${'a'.repeat(30_000)}`);
+    expect([long.status, long.headers.get('x-ratelimit-limit') !== null]).toEqual([400, true]);
+    expect(((await long.json()) as { details: string }).details).toMatch(/200 characters/);
+    // What it refuses itself is answered as the service would, in the API's JSON.
+    const huge = await get('/quotes', { authorization, 'x-padding': 'p'.repeat(70_000) });
+    expect([
+      huge.status,
+      huge.headers.get('content-type'),
+      ((await huge.json()) as { error: string }).error,
+    ]).toEqual([400, 'application/json; charset=utf-8', 'bad_request']);
   }, 900_000);
 
   it('is closed by default: X-Bypass-Auth is refused, the user of AUTH_USERS gets in, and no password is in the environment', async () => {
@@ -923,6 +934,35 @@ describe.skipIf(skipStack !== undefined)('the compose stack, end to end', () => 
       expect(inspect.stdout).toContain('"LOG_LEVEL=warn"');
     }
   }, 600_000);
+
+  it.skipIf(onSqlite)(
+    'stops a rollout whose new replica cannot read the catalogue, the old replicas serving throughout',
+    async () => {
+      const before = await replicas();
+      await phase('refused rollout', async () => {
+        let result: Awaited<ReturnType<typeof run>> | undefined;
+        const reading = await whileReading(async () => {
+          // An index the service key does not reach: the new replica is healthy, never ready.
+          result = await run('sh', ['deploy/rollout.sh'], {
+            env: {
+              ...env,
+              MEILI_INDEX: 'not_the_catalogue',
+              HEALTH_TIMEOUT_S: '25',
+              DOCKER_COMPOSE: `docker ${stack.join(' ')}`,
+            },
+            timeoutMs: 300_000,
+          });
+        });
+        console.log(result?.stdout.trim());
+        expect(result?.code).toBe(1);
+        expect(result?.stdout).toMatch(/not healthy and ready after 25 s \(running healthy, not ready: 503 /);
+        expect(reading.requests).toBeGreaterThan(0);
+        expect([reading.failures, reading.examples]).toEqual([0, []]);
+      });
+      expect([...(await replicas())].sort()).toEqual([...before].sort());
+    },
+    600_000,
+  );
 
   it('scales from three to five and back to three without a failed request', async () => {
     await phase('scale 3→5→3', async () => {

@@ -57,8 +57,18 @@ export class ApiError extends Error {
 
 export const badRequest = (details: string) => new ApiError(400, details);
 export const notFound = (details: string) => new ApiError(404, details);
+/**
+ * Seconds a client is told to wait after an outage's 503: a replica learns within a second or
+ * two that its engine or store is back, and a client that retried at once would only add load.
+ */
+export const OUTAGE_RETRY_AFTER_SECONDS = 5;
+
 export const unavailable = (details: string, cause?: unknown, options?: { reported?: boolean }) =>
-  new ApiError(503, details, { cause, reported: options?.reported });
+  new ApiError(503, details, {
+    cause,
+    reported: options?.reported,
+    headers: { 'retry-after': String(OUTAGE_RETRY_AFTER_SECONDS) },
+  });
 
 /** Methods every known path accepts, as the `Allow` header of a 405 lists them. */
 export const ALLOWED_METHODS = 'GET, HEAD';

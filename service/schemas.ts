@@ -150,6 +150,11 @@ const notModified = Type.Null({
   headers: CACHE_RESPONSE_HEADERS,
 });
 
+const RETRY_AFTER_UNAVAILABLE = Type.Integer({
+  description:
+    'Whole seconds to wait before asking again: 1 when the catalogue sheds load, 5 during an outage',
+});
+
 /**
  * The error statuses a quote path can answer (docs/api.md#errors), in check order; `notFound` says when
  * this route answers 404. (Other methods than GET and HEAD get 405 with `Allow: GET, HEAD`; an
@@ -171,7 +176,9 @@ const quoteErrors = (notFound: string) => ({
     'Retry-After': Type.Integer({ description: 'Whole seconds until the next minute begins (1 to 60)' }),
   }),
   500: errorRef('A bug; details never hold internals (internal_server_error)'),
-  503: errorRef('The catalogue is unreachable or not built yet (service_unavailable)'),
+  503: errorRef('The catalogue is unreachable or not built yet, or busy (service_unavailable)', {
+    'Retry-After': RETRY_AFTER_UNAVAILABLE,
+  }),
 });
 
 /**
@@ -505,6 +512,7 @@ export const readySchema = {
     200: { ...ReadySchema, description: 'A catalogue is open and answers' },
     503: errorRef('No catalogue is open yet, or its backend is unreachable (service_unavailable)', {
       'Cache-Control': Type.String({ description: 'no-store' }),
+      'Retry-After': RETRY_AFTER_UNAVAILABLE,
     }),
   },
 };

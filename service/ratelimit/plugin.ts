@@ -13,7 +13,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, unavailable } from '../errors.ts';
 import type { ServiceMetrics } from '../metrics.ts';
 import { decodePercent } from '../query.ts';
 import { createRedisClient } from '../redis.ts';
@@ -230,11 +230,7 @@ async function registerRateLimit(app: FastifyInstance, options: RateLimitPluginO
     }
     storeFailed(error);
     if (config.fail === 'closed') {
-      done(
-        new ApiError(503, 'Rate limiting is unavailable (its store does not answer); retry shortly', {
-          cause: error,
-        }),
-      );
+      done(unavailable('Rate limiting is unavailable (its store does not answer); retry shortly', error));
       return;
     }
     // Fail open: served, uncounted, and without rate-limit headers, which would be guesses.

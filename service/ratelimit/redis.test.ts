@@ -233,6 +233,7 @@ describe.runIf(hasRedis)('rate limiting with replicas sharing Redis', () => {
     const refused = await send(closed);
     expect(refused.ms).toBeLessThan(1000);
     expect(refused.statusCode).toBe(503);
+    expect(refused.headers['retry-after']).toBe('5');
     expect(refused.json()).toEqual({
       code: 503,
       error: 'service_unavailable',

@@ -517,6 +517,7 @@ describe('live catalogue', () => {
       for (let probe = 0; probe < 3; probe++) {
         const notReady = await live.inject({ method: 'GET', url: '/ready' });
         expect(notReady.statusCode).toBe(503);
+        expect(notReady.headers['retry-after']).toBe('5');
         expect(errorOf(notReady).error).toBe('service_unavailable');
       }
       // Probes repeat every few seconds: the cause is logged once, not per probe.
@@ -634,6 +635,8 @@ describe('server errors', () => {
         error: 'service_unavailable',
         details: 'The quote catalogue is not available right now; try again in a few seconds',
       });
+      // When to ask again, as the busy 503 and the 429 say it.
+      expect(response.headers['retry-after']).toBe('5');
     } finally {
       await down.close();
       await real.close();
@@ -728,7 +731,8 @@ describe('/health, /ready and the docs', () => {
     expect(doc.paths['/quotes/random'].get.responses['404'].description).toBe(
       'No quote matches the filters (not_found)',
     );
-    expect(headersOf(doc.paths['/ready'].get.responses['503'])).toEqual(['Cache-Control']);
+    expect(headersOf(doc.paths['/ready'].get.responses['503'])).toEqual(['Cache-Control', 'Retry-After']);
+    expect(headersOf(list.responses['503'])).toEqual(['Retry-After']);
     // The served answers carry no trace of the documentation's headers entries.
     const served = await get(app, '/quotes?limit=1');
     expect(served.statusCode).toBe(200);
