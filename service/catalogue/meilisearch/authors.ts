@@ -28,13 +28,18 @@ import {
 import { CatalogueUnavailableError, type Filters, fold, type Quote } from '../port.ts';
 import {
   buildFilter,
+  chunkAttributes,
   type FetchRequest,
   type FetchResponse,
   facetKey,
   filterExpression,
+  MAX_SORT_CHUNKS,
   MAX_TOTAL_HITS,
   prefixKeys,
   quoteFilterValue,
+  type SortChunks,
+  sortAttributesOf,
+  sortChunks,
 } from './request.ts';
 
 /** Uids of the directory indexes of a live quotes index. */
@@ -43,13 +48,16 @@ export function directoryUids(live: string): { authors: string; works: string } 
 }
 
 export interface MeiliAuthorDocument extends AuthorDetail {
+  /** The folded name, in chunks when long (`name_sort_2`...; meilisearch/request.ts, sortChunks). */
   name_sort: string;
+  [chunk: `name_sort_${number}`]: string;
   name_prefixes: string[];
   catalogue_version: string;
 }
 
 export interface MeiliWorkDocument extends WorkDetail {
   title_sort: string;
+  [chunk: `title_sort_${number}`]: string;
   title_prefixes: string[];
   catalogue_version: string;
 }
@@ -65,7 +73,7 @@ export const AUTHORS_SETTINGS = {
   ...DIRECTORY_BASE,
   searchableAttributes: ['name'],
   filterableAttributes: ['id', 'name_prefixes'],
-  sortableAttributes: ['id', 'name_sort', 'quote_count'],
+  sortableAttributes: ['id', ...chunkAttributes('name_sort', MAX_SORT_CHUNKS), 'quote_count'],
 };
 
 /** Settings of `<live>_works`, applied before its documents. */
@@ -73,7 +81,7 @@ export const WORKS_SETTINGS = {
   ...DIRECTORY_BASE,
   searchableAttributes: ['title'],
   filterableAttributes: ['id', 'title_prefixes', 'author_id'],
-  sortableAttributes: ['id', 'title_sort', 'quote_count'],
+  sortableAttributes: ['id', ...chunkAttributes('title_sort', MAX_SORT_CHUNKS), 'quote_count'],
 };
 
 /** A folded value's count so far and its spelling by the lowest quote id holding it. */
@@ -166,7 +174,8 @@ export class DirectoryCollector {
         publish_date: w.date,
         quote_count: w.count,
         genres: spelledValues(w.genres.values()),
-        title_sort: fold(w.title),
+        title_sort: '',
+        ...sortAttributesOf('title_sort', sortChunks(fold(w.title))),
         title_prefixes: prefixKeys(w.title),
         catalogue_version: version,
       };
@@ -186,7 +195,8 @@ export class DirectoryCollector {
             return { id: workId, title: work.title, publish_date: work.date, quote_count: count };
           })
           .sort(compareWorks),
-        name_sort: fold(a.name),
+        name_sort: '',
+        ...sortAttributesOf('name_sort', sortChunks(fold(a.name))),
         name_prefixes: prefixKeys(a.name),
         catalogue_version: version,
       };
@@ -213,6 +223,11 @@ function spell(spellings: Map<string, Spelling>, value: string, id: number): voi
 export interface DirectoryEngine {
   /** `POST indexes/{uid}/documents/fetch`. */
   fetch<T>(index: string, request: FetchRequest): Promise<FetchResponse<T>>;
+  /**
+   * The sort chunks of the catalogue served (meilisearch/request.ts, SortChunks). A name is the
+   * author of a quote and a title its work, so neither takes more chunks than the quotes' own.
+   */
+  sortChunks(): Promise<SortChunks>;
   /** `POST indexes/{quotes}/search`. */
   search(request: object): Promise<{
     hits: { catalogue_version?: string }[];
@@ -301,9 +316,14 @@ export class MeiliDirectory implements Directory {
     if (kind === 'works' && filters.author_id !== undefined && filters.author_id.length > 0) {
       parts.push(`author_id IN [${filters.author_id.join(', ')}]`);
     }
-    const sortAttribute =
-      query.sort === 'name' ? (kind === 'authors' ? 'name_sort' : 'title_sort') : query.sort;
-    const sort = [`${sortAttribute}:${query.direction}`];
+    const sortAttributes =
+      query.sort === 'name'
+        ? chunkAttributes(
+            kind === 'authors' ? 'name_sort' : 'title_sort',
+            (await this.#engine.sortChunks())[kind === 'authors' ? 'author' : 'work'] ?? 1,
+          )
+        : [query.sort];
+    const sort = sortAttributes.map((attribute) => `${attribute}:${query.direction}`);
     if (query.sort !== 'id') sort.push('id:asc');
     const fields = kind === 'authors' ? AUTHOR_LIST_FIELDS : WORK_LIST_FIELDS;
     const request: FetchRequest = {
@@ -368,8 +388,8 @@ export class MeiliDirectory implements Directory {
 
   async #loadNames(kind: 'authors' | 'works'): Promise<Names> {
     const listFields = kind === 'authors' ? AUTHOR_LIST_FIELDS : WORK_LIST_FIELDS;
-    const sortField = kind === 'authors' ? 'name_sort' : 'title_sort';
-    const fields = [...listFields.filter((f) => f !== 'quote_count'), sortField, 'catalogue_version'];
+    const nameField = kind === 'authors' ? 'name' : 'title';
+    const fields = [...listFields.filter((f) => f !== 'quote_count'), 'catalogue_version'];
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const entries = new Map<number, { entry: Record<string, unknown>; folded: string }>();
       let version: string | undefined;
@@ -386,7 +406,8 @@ export class MeiliDirectory implements Directory {
           if (hit.catalogue_version !== version) mixed = true;
           const entry: Record<string, unknown> = {};
           for (const f of listFields) if (f !== 'quote_count') entry[f] = hit[f];
-          entries.set(hit.id as number, { entry, folded: hit[sortField] as string });
+          // Folded here: the index holds long names only in sort chunks.
+          entries.set(hit.id as number, { entry, folded: fold(hit[nameField] as string) });
         }
         if (mixed || offset + NAMES_PAGE >= page.total) break;
       }

@@ -471,6 +471,42 @@ describe('the Meilisearch build protocol', () => {
     expect(live.filter((d) => 'catalogue_order' in d)).toHaveLength(1);
   });
 
+  it('records on the first document how many sort chunks long values take, beside the order mark', async () => {
+    engine = await fakeEngine();
+    const inOrder = [...TEN].sort((a, b) => a.id - b.id);
+    const long = inOrder.map((q, i) =>
+      i === 3 ? { ...q, author: `${'Ø'.repeat(300)} a`, work: 'w'.repeat(900) } : q,
+    );
+    await index(engine, long);
+    const mark = engine.calls.find((c) => c.method === 'PUT') as Call;
+    expect(JSON.parse(mark.body)).toEqual([
+      { id: inOrder[0]?.id, catalogue_order: 'id', catalogue_sort_chunks: { author: 2, work: 3 } },
+    ]);
+    const live = [...(engine.indexes.get('quotes') as FakeIndex).documents.values()];
+    expect(live.filter((d) => 'catalogue_sort_chunks' in d)).toHaveLength(1);
+  });
+
+  it('records the sort chunks on the first document listed when the ids are out of order', async () => {
+    engine = await fakeEngine();
+    const outOfOrder = [...TEN].sort((a, b) => b.id - a.id);
+    const long = outOfOrder.map((q, i) => (i === 5 ? { ...q, category: 'c'.repeat(470) } : q));
+    await index(engine, long);
+    const mark = engine.calls.find((c) => c.method === 'PUT') as Call;
+    expect(JSON.parse(mark.body)).toEqual([
+      { id: outOfOrder[0]?.id, catalogue_sort_chunks: { category: 2 } },
+    ]);
+  });
+
+  it('fails a build with long values when it cannot record their sort chunks, the live index untouched', async () => {
+    engine = await fakeEngine();
+    await index(engine, OTHER);
+    engine.faults.forbid = (call) => call.method === 'GET' && call.path.endsWith('/documents');
+    const long = TEN.map((q, i) => (i === 0 ? { ...q, genre: ['g'.repeat(600)] } : q));
+    await expect(index(engine, long, { logger: recordingLogger() })).rejects.toThrow(/first document/);
+    const live = [...(engine.indexes.get('quotes') as FakeIndex).documents.values()];
+    expect(live.map((d) => d.id).sort()).toEqual(OTHER.map((q) => q.id).sort());
+  });
+
   it('goes on unmarked when the engine will not list the ids (a key of an earlier release)', async () => {
     engine = await fakeEngine();
     engine.faults.forbid = (call) => call.method === 'GET' && call.path.endsWith('/documents');

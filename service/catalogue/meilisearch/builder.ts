@@ -40,6 +40,7 @@ import {
   buildIndexPrefix,
   buildIndexUid,
   createDocumentEncoder,
+  type DocumentEncoder,
   ENGINE_ORDER_ID,
   MAX_TOTAL_HITS,
   MEILI_SETTINGS,
@@ -161,7 +162,7 @@ class MeiliBuilder implements CatalogueBuilder {
   readonly #version: string;
   readonly #buildUid: string;
   readonly #build: Index<MeiliQuoteDocument>;
-  readonly #encode: (quote: Quote) => MeiliQuoteDocument;
+  readonly #encode: DocumentEncoder;
   readonly #batchSize: number;
   readonly #maxBatchBytes: number;
   readonly #taskTimeoutMs: number;
@@ -287,7 +288,7 @@ class MeiliBuilder implements CatalogueBuilder {
         `Meilisearch index ${this.#buildUid} holds ${stats.numberOfDocuments} documents, expected ${this.#count}; the live index was not changed`,
       );
     }
-    await this.#markEngineOrder();
+    await this.#markFirstDocument();
     const live = this.#options.index;
     const firstRun = !(await this.#exists(live));
     const directory = await this.#buildDirectory();
@@ -346,15 +347,50 @@ class MeiliBuilder implements CatalogueBuilder {
   }
 
   /**
-   * Marks the build {@link ENGINE_ORDER_ID} when the engine holds its documents in ascending id
-   * order, which the service's reads then rely on (meilisearch/request.ts, inEngineOrder). The
-   * engine lists documents in an order of its own, which is the order they were sent in as far as
-   * it has shown, but nothing promises that: every id is read back in that order, and the mark
-   * goes on the document listed first, the one the service reads the catalogue's version from.
-   * A file out of id order, or a key that may not read documents (created by an earlier release:
-   * run the keys step again), only leaves the catalogue unmarked, read with the full sort.
+   * Writes the marks the service reads with the catalogue's version, on the document the engine
+   * lists first: the sort chunks of long text values (meilisearch/request.ts, SortChunks), which
+   * the order of such a catalogue depends on, so that a build that cannot write them fails; and
+   * {@link ENGINE_ORDER_ID} when the engine holds the documents in ascending id order.
    */
-  async #markEngineOrder(): Promise<void> {
+  async #markFirstDocument(): Promise<void> {
+    const chunks = this.#encode.sortChunks();
+    const order = await this.#engineOrder();
+    let first = order?.first;
+    if (Object.keys(chunks).length > 0 && first === undefined) {
+      const { results } = await this.#call(`read the first document of ${this.#buildUid}`, () =>
+        this.#build.getDocuments<{ id: number }>({ fields: ['id'], offset: 0, limit: 1 }),
+      );
+      first = results[0]?.id;
+    }
+    if (first === undefined) return;
+    const mark: Partial<MeiliQuoteDocument> & { id: number } = { id: first };
+    if (order?.ordered === true) mark.catalogue_order = ENGINE_ORDER_ID;
+    if (Object.keys(chunks).length > 0) mark.catalogue_sort_chunks = chunks;
+    if (Object.keys(mark).length === 1) return;
+    const marking = this.#run(`mark the first document of ${this.#buildUid}`, () =>
+      this.#build.updateDocuments([mark]),
+    );
+    if (mark.catalogue_sort_chunks !== undefined) {
+      await marking;
+      return;
+    }
+    await marking.catch((error: unknown) => {
+      this.#options.logger?.warn(
+        { index: this.#buildUid, err: String(error) },
+        'the engine order of the new catalogue could not be marked: it is read with the full sort',
+      );
+    });
+  }
+
+  /**
+   * The document the engine lists first, and whether it holds every document in ascending id
+   * order, which the service's reads then rely on (meilisearch/request.ts, inEngineOrder). The
+   * engine lists documents in an order of its own, which is the order they were sent in as far
+   * as it has shown, but nothing promises that: every id is read back in that order. A file out
+   * of id order, or a key that may not read documents (created by an earlier release: run the
+   * keys step again), only leaves the catalogue unmarked, read with the full sort.
+   */
+  async #engineOrder(): Promise<{ first: number | undefined; ordered: boolean } | undefined> {
     try {
       let previous = 0;
       let first: number | undefined;
@@ -366,28 +402,26 @@ class MeiliBuilder implements CatalogueBuilder {
           limit: ORDER_CHECK_PAGE,
         });
         if (results.length === 0) break;
+        first ??= results[0]?.id;
         for (const { id } of results) {
           if (!(id > previous)) {
             this.#options.logger?.info(
               { index: this.#buildUid },
               'the quotes are not in id order: the catalogue is read with the full sort',
             );
-            return;
+            return { first, ordered: false };
           }
           previous = id;
         }
-        first ??= results[0]?.id;
         seen += results.length;
       }
-      if (first === undefined || seen !== this.#count) return;
-      await this.#run(`mark ${this.#buildUid} as held in id order`, () =>
-        this.#build.updateDocuments([{ id: first, catalogue_order: ENGINE_ORDER_ID }]),
-      );
+      return { first, ordered: first !== undefined && seen === this.#count };
     } catch (error) {
       this.#options.logger?.warn(
         { index: this.#buildUid, err: String(this.#describe(error, 'read the ids of the new catalogue')) },
         'the engine order of the new catalogue could not be checked: it is read with the full sort',
       );
+      return undefined;
     }
   }
 

@@ -23,6 +23,7 @@ import { generateQuotes } from '../../../indexer/generate.ts';
 import { buildApp } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
 import { rawHttp } from '../../test-app.ts';
+import { longLabelQuotes } from '../../test-support/long-labels.ts';
 import {
   buildMeiliCatalogue,
   buildWith,
@@ -46,6 +47,7 @@ import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogu
 import {
   buildFilter,
   countRequest,
+  type FetchRequest,
   filterExpression,
   infoRequest,
   pageRequest,
@@ -321,6 +323,88 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
 });
 
 // ---------------------------------------------------------------------------------------------
+// 1c. Long text values, every way a page is read, exactly as SQLite answers it
+
+const LONG = 'long text values';
+if (deepSource === undefined) announceSkip(LONG, (source as { skip: string }).skip);
+
+describe.skipIf(deepSource === undefined)('long text values on a real engine, as SQLite orders them', () => {
+  // Values agreeing on 468 bytes and more (test-support/long-labels.ts), so that every sort meets them.
+  const quotes = longLabelQuotes(320);
+  let engine: MeiliEngine | undefined;
+  let sqlite: CatalogueIndex;
+  /** Read forward up to the default offset, then from a count, from the nearer end. */
+  let plain: CatalogueIndex;
+  /** Every page planned from a count: the second half read backwards. */
+  let counted: CatalogueIndex;
+  /** Every deep page of a run or integer sort narrowed by counts, however short its walk. */
+  let narrowing: CatalogueIndex;
+  let dir: string;
+  let removeCatalogue: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'quotes-long-'));
+    const builder = await createSqliteBuilder({ path: join(dir, 'quotes.db') });
+    await builder.add(quotes);
+    await builder.commit();
+    sqlite = openSqliteCatalogue({ path: join(dir, 'quotes.db') });
+    engine = await (deepSource as Exclude<typeof deepSource, undefined>).start(LONG);
+    const catalogue = await buildMeiliCatalogue(engine, quotes);
+    removeCatalogue = catalogue.remove;
+    const options = {
+      host: engine.host,
+      apiKey: catalogue.env.MEILI_API_KEY,
+      index: catalogue.env.MEILI_INDEX as string,
+      timeoutMs: 5_000,
+    };
+    plain = openMeiliCatalogue(options);
+    counted = openMeiliCatalogue({ ...options, shallowOffset: 0 });
+    narrowing = openMeiliCatalogue({ ...options, shallowOffset: 0, narrowFrom: 0 });
+  });
+  afterAll(async () => {
+    for (const index of [sqlite, plain, counted, narrowing]) await index?.close();
+    await removeCatalogue?.();
+    await engine?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const key = (field: SortKey['field'], direction: 'asc' | 'desc' = 'asc'): SortKey => ({ field, direction });
+  const SORTS: SortKey[][] = [
+    ...(['author', 'work', 'category', 'genre'] as const).flatMap((field) => [
+      [key(field)],
+      [key(field, 'desc')],
+      [key(field), key('id', 'desc')],
+    ]),
+    [key('category', 'desc'), key('author')],
+    [key('genre'), key('work', 'desc')],
+    [key('quote_length'), key('author')],
+    [key('publish_date', 'desc'), key('category', 'desc')],
+    [key('author_id'), key('genre', 'desc')],
+  ];
+  const FILTERS = [{}, normaliseFilters({ author_like: ['a'] })];
+
+  for (const sort of SORTS) {
+    const label = sort.map((k) => `${k.field} ${k.direction}`).join(', ');
+    it(`${label}: every page of 7 and 50, however it is read`, async () => {
+      for (const filters of FILTERS) {
+        const total = (await sqlite.list({ filters, sort: [], page: 1, limit: 1, fields: ['id'] })).total;
+        expect(total).toBeGreaterThan(20);
+        for (const limit of [7, 50]) {
+          for (let page = 1; page <= Math.ceil(total / limit); page++) {
+            const query: ListQuery = { filters, sort, page, limit, fields: ['id'] };
+            const expected = await sqlite.list(query);
+            const where = `${JSON.stringify(filters)} page ${page} of ${limit}`;
+            expect(await plain.list(query), where).toEqual(expected);
+            expect(await counted.list(query), where).toEqual(expected);
+            expect(await narrowing.list(query), where).toEqual(expected);
+          }
+        }
+      }
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
 // 2. Unavailable engines
 
 const QUERY: ListQuery = { filters: {}, sort: [], page: 1, limit: 5, fields: null };
@@ -504,7 +588,7 @@ describe('the read protocol', () => {
     engine = await scriptedEngine(() => ({ status: 200, json: fetched([{ id: 3, author: 'A' }], 12, 2, 2) }));
     const query: ListQuery = {
       filters: normaliseFilters({ author_like: ['bron'] }),
-      sort: [{ field: 'author', direction: 'desc' }],
+      sort: [{ field: 'publish_date', direction: 'desc' }],
       page: 2,
       limit: 2,
       fields: ['id', 'author'],
@@ -518,6 +602,39 @@ describe('the read protocol', () => {
         url: FETCH,
         authorization: 'Bearer service-key',
         body: 'request' in plan ? plan.request : undefined,
+      },
+    ]);
+  });
+
+  it('sorts a text key by as many chunks as the first document of the catalogue records', async () => {
+    engine = await scriptedEngine((request) =>
+      (request.body as FetchRequest).fields?.includes('catalogue_sort_chunks')
+        ? {
+            status: 200,
+            json: fetched(
+              [{ catalogue_version: 'v7', catalogue_sort_chunks: { author: 3, work: 2 } }],
+              12,
+              0,
+              1,
+            ),
+          }
+        : { status: 200, json: fetched([{ id: 3, author: 'A' }], 12, 2, 2) },
+    );
+    const query: ListQuery = {
+      filters: normaliseFilters({}),
+      sort: [{ field: 'author', direction: 'desc' }],
+      page: 2,
+      limit: 2,
+      fields: ['id', 'author'],
+    };
+    expect(await open(engine.host).list(query)).toEqual({ items: [{ id: 3, author: 'A' }], total: 12 });
+    expect(engine.requests.map((r) => r.body)).toEqual([
+      infoRequest(),
+      {
+        sort: ['author_sort:desc', 'author_sort_2:desc', 'author_sort_3:desc', 'id:asc'],
+        offset: 2,
+        limit: 2,
+        fields: ['id', 'author'],
       },
     ]);
   });

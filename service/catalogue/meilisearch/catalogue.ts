@@ -46,6 +46,7 @@ import { type EngineHttp, engineHttp, parseAnswer } from './http.ts';
 import { isRawDocument, type RawPage, rawPage, rawVersionedPage } from './json.ts';
 import {
   buildFilter,
+  CHUNKED_FIELDS,
   countRequest,
   decodeFacetKey,
   displayRequest,
@@ -68,9 +69,11 @@ import {
   pickRequest,
   projectHit,
   rangeFilter,
+  readSortChunks,
   retrievedFields,
   SAMPLE_SCAN,
   SHALLOW_OFFSET,
+  type SortChunks,
   sampleByIdsRequest,
   sampleCandidatesRequest,
   sampleRunRequests,
@@ -205,6 +208,8 @@ class MeiliCatalogue implements CatalogueIndex {
    * ({@link ENGINE_ORDER_ID}): its forward reads leave out the `id:asc` that ends their sort.
    */
   #idOrdered: string | undefined;
+  /** The sort chunks the first document of the catalogue last read records ({@link SortChunks}). */
+  #sortChunks: { version: string; chunks: SortChunks } | undefined;
   /** The catalogue's id span, per catalogue version ({@link MeiliCatalogue.#idSpan}). */
   #span: { version: string; span: Promise<IdSpan | undefined> } | undefined;
   /** The last engine failure, until a read succeeds again. */
@@ -228,6 +233,7 @@ class MeiliCatalogue implements CatalogueIndex {
   directory(): Directory {
     this.#directory ??= new MeiliDirectory(
       {
+        sortChunks: () => this.#servedChunks(),
         fetch: <T>(index: string, request: FetchRequest) => {
           const deadline = this.#deadline();
           return this.#call(
@@ -289,6 +295,7 @@ class MeiliCatalogue implements CatalogueIndex {
     }
     const info = { version, count: response.total };
     this.#idOrdered = hit?.catalogue_order === ENGINE_ORDER_ID ? version : undefined;
+    this.#sortChunks = { version, chunks: readSortChunks(hit?.catalogue_sort_chunks) };
     const changed = this.#info?.value.version !== version;
     if (changed) {
       this.#options.logger?.info({ backend: this.kind, ...info }, 'serving catalogue');
@@ -336,7 +343,7 @@ class MeiliCatalogue implements CatalogueIndex {
     if (query.ranked === true) return this.#list(query, deadline);
     let page: RawPage | ListResult;
     if (this.#shallow(query)) {
-      const plan = pageRequest(query);
+      const plan = pageRequest(query, undefined, await this.#chunksOf(query));
       if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
       const read = await this.#fetchPage(plan.request, retrievedFields(query.fields), deadline);
       if (!('items' in read)) {
@@ -395,6 +402,23 @@ class MeiliCatalogue implements CatalogueIndex {
     return { items: page.items, count: page.count, total: span.total };
   }
 
+  /**
+   * The sort chunks of the catalogue served, for a sort by a text key (no other needs them). Read
+   * with the version the request's ETag was computed from: a catalogue swapped in since is sorted
+   * by the chunks of the one before until the next read of its version (at most INFO_TTL_MS), and
+   * one built by an earlier release refuses chunk attributes with a 503 that makes it read again.
+   */
+  async #chunksOf(query: ListQuery): Promise<SortChunks> {
+    const text = query.sort.some((key) => (CHUNKED_FIELDS as readonly string[]).includes(key.field));
+    return text ? this.#servedChunks() : {};
+  }
+
+  async #servedChunks(): Promise<SortChunks> {
+    const { version } = await this.info();
+    const known = this.#sortChunks;
+    return known?.version === version ? known.chunks : {};
+  }
+
   /** A page read forward at once, its total with it ({@link SHALLOW_OFFSET}). */
   #shallow(query: ListQuery): boolean {
     return (query.page - 1) * query.limit < (this.#options.shallowOffset ?? SHALLOW_OFFSET);
@@ -403,8 +427,9 @@ class MeiliCatalogue implements CatalogueIndex {
   async #list(query: ListQuery, deadline = this.#deadline()): Promise<ListResult> {
     if (query.ranked === true) return this.#searchList(query, deadline);
     const toItems = (results: readonly object[]) => results.map((hit) => projectHit(hit, query.fields));
+    const chunks = await this.#chunksOf(query);
     if (this.#shallow(query)) {
-      const plan = pageRequest(query);
+      const plan = pageRequest(query, undefined, chunks);
       if ('pastEnd' in plan) throw new Error('a page read forward cannot be past the end');
       const response = await this.#fetch(plan.request, deadline);
       return { items: toItems(response.results), total: response.total };
@@ -416,7 +441,7 @@ class MeiliCatalogue implements CatalogueIndex {
     const filter = filterExpression(buildFilter(query.filters));
     let { total, remembered } = await this.#count(filter, deadline);
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const plan = pageRequest(query, total);
+      const plan = pageRequest(query, total, chunks);
       if ('pastEnd' in plan) {
         // Nothing is read to confirm a page past the end: confirm a remembered count first.
         if (!remembered) return { items: [], total };
@@ -436,6 +461,7 @@ class MeiliCatalogue implements CatalogueIndex {
             total,
             this.#runReader(deadline),
             this.#options.narrowFrom,
+            chunks,
           );
           if (narrowed !== undefined) return { items: toItems(narrowed), total };
         }
@@ -1360,7 +1386,7 @@ const OLDER_INDEX_CODES = new Set([
   'invalid_search_facets',
 ]);
 
-/** Attributes an index built by an earlier release lacks. */
+/** Attributes an index built by an earlier release lacks, besides the chunks of text sorts (`author_sort_2`...). */
 const NEWER_ATTRIBUTES = ['language'];
 
 /**
@@ -1371,11 +1397,11 @@ const ONE_VALUE_PER_QUOTE: ReadonlySet<FacetField> = new Set(['author', 'work', 
 
 /**
  * Whether the attribute an engine message refuses (`Attribute \`language\` is not filterable.
- * Available…`: the first one it names) is one of {@link NEWER_ATTRIBUTES}.
+ * Available…`: the first one it names) is one of {@link NEWER_ATTRIBUTES} or a sort chunk.
  */
 function namesNewAttribute(message: string): boolean {
   const refused = /`([^`]+)`/.exec(message)?.[1];
-  return refused !== undefined && NEWER_ATTRIBUTES.includes(refused);
+  return refused !== undefined && (NEWER_ATTRIBUTES.includes(refused) || /_sort_\d+$/.test(refused));
 }
 
 /** The system error code behind a failed fetch (ECONNREFUSED, ENOTFOUND...), or its message. */

@@ -44,6 +44,7 @@ import {
   infoRequest,
   MAX_KEY_BYTES,
   MAX_SEARCH_TIMEOUT_MS,
+  MAX_SORT_CHUNKS,
   MAX_TOTAL_HITS,
   MEILI_SETTINGS,
   type MeiliQuoteDocument,
@@ -54,14 +55,19 @@ import {
   projectHit,
   publishOrder,
   quoteFilterValue,
+  readSortChunks,
   reverseSort,
   SHALLOW_OFFSET,
+  SORT_CHUNK_BYTES,
+  sortChunks,
 } from './request.ts';
 import { groupFilters, matchFilter } from './search.ts';
 
 const ALL_FIELDS = [...QUOTE_FIELDS];
 const asc = (field: SortKey['field']): SortKey => ({ field, direction: 'asc' });
 const desc = (field: SortKey['field']): SortKey => ({ field, direction: 'desc' });
+/** A catalogue whose every text sort takes the most chunks. */
+const ALL_CHUNKS = { author: 12, work: 12, category: 12, genre: 12 };
 /** A plan that reads something (the test fails otherwise). */
 const read = (p: PagePlan) => {
   if ('pastEnd' in p) throw new Error('past the end');
@@ -104,10 +110,10 @@ describe('index settings', () => {
         'work_id',
         'quote_length',
         'publish_date',
-        'author_sort',
-        'work_sort',
-        'category_sort',
-        'genre_sort',
+        ...['author_sort', 'work_sort', 'category_sort', 'genre_sort'].flatMap((base) => [
+          base,
+          ...[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12].map((i) => `${base}_${i}`),
+        ]),
       ],
       rankingRules: ['sort', 'words', 'proximity', 'attributeRank', 'exactness'],
       typoTolerance: { enabled: false },
@@ -173,12 +179,16 @@ describe('index settings', () => {
         'genre',
         'publish_date',
         'quote_length',
-      ].flatMap((field) => buildSort([asc(field as SortKey['field'])]).map((s) => s.split(':')[0])),
+      ].flatMap((field) =>
+        buildSort([asc(field as SortKey['field'])], ALL_CHUNKS).map((s) => s.split(':')[0]),
+      ),
     );
     expect([...sorted].sort()).toEqual([...MEILI_SETTINGS.sortableAttributes].sort());
-    // Every attribute they name exists on every document.
+    // Every attribute they name exists on every document, but the chunks of long values.
     for (const doc of documents) {
-      for (const attribute of [...filtered, ...sorted]) expect(doc).toHaveProperty(attribute as string);
+      for (const attribute of [...filtered, ...sorted]) {
+        if (!/_sort_\d+$/.test(attribute as string)) expect(doc).toHaveProperty(attribute as string);
+      }
     }
   });
 
@@ -441,6 +451,129 @@ describe('sort', () => {
   });
 });
 
+describe('sort chunks', () => {
+  const compareTuples = (x: readonly string[], y: readonly string[]) => {
+    for (let i = 0; i < Math.max(x.length, y.length); i++) {
+      // A missing chunk sorts after every other; only a tie on all before compares it.
+      if (x[i] === undefined || y[i] === undefined) return x[i] === y[i] ? 0 : x[i] === undefined ? 1 : -1;
+      const c = Buffer.compare(
+        Buffer.from(normaliseFacet(x[i] as string)),
+        Buffer.from(normaliseFacet(y[i] as string)),
+      );
+      if (c !== 0) return c;
+    }
+    return 0;
+  };
+  const sign = (n: number) => Math.sign(n);
+
+  it('keep a value under SORT_CHUNK_BYTES whole, as the one sort attribute', () => {
+    expect(sortChunks('jane austen')).toEqual(['jane austen']);
+    expect(sortChunks('d'.repeat(SORT_CHUNK_BYTES - 1))).toEqual(['d'.repeat(SORT_CHUNK_BYTES - 1)]);
+  });
+
+  it('cut a longer value after the first boundary at or past SORT_CHUNK_BYTES, marking the cuts', () => {
+    expect(sortChunks('d'.repeat(400))).toEqual([`${'d'.repeat(400)}|`, '|']);
+    expect(sortChunks(`${'d'.repeat(399)}€z`)).toEqual([`${'d'.repeat(399)}€|`, '|z']);
+    expect(sortChunks(`${'d'.repeat(399)} z`)).toEqual([`${'d'.repeat(399)} |`, '|z']);
+    expect(sortChunks(`${'d'.repeat(400)} z`)).toEqual([`${'d'.repeat(400)}|`, '| z']);
+    const cjk = sortChunks('語'.repeat(400));
+    expect(cjk).toHaveLength(3);
+    expect(cjk.map((c) => Buffer.byteLength(c))).toEqual([403, 404, 397]);
+  });
+
+  it('stay under the engine limit and stop at MAX_SORT_CHUNKS', () => {
+    const long = sortChunks('😀'.repeat(5_000));
+    expect(long).toHaveLength(MAX_SORT_CHUNKS);
+    for (const chunk of long) expect(Buffer.byteLength(chunk)).toBeLessThanOrEqual(SORT_CHUNK_BYTES + 5);
+    expect(long.at(-1)?.endsWith('|')).toBe(true);
+  });
+
+  it('compare, under the engine normalisation, as the whole values compare by code point', () => {
+    const values = [
+      'a',
+      'd'.repeat(399),
+      'd'.repeat(400),
+      `${'d'.repeat(399)}€z`,
+      `${'d'.repeat(399)}az`,
+      `${'d'.repeat(399)} z`,
+      `${'d'.repeat(399)} `.trimEnd(),
+      `${'d'.repeat(399)}\u0001`,
+      `${'d'.repeat(400)} z`,
+      `${'d'.repeat(400)}\u0001`,
+      `${'d'.repeat(400)}a`,
+      `${'d'.repeat(398)}😀`,
+      `${'d'.repeat(398)}ø`,
+      `${'d'.repeat(397)}ø a`,
+      `${'ø'.repeat(240)} a`,
+      `${'ø'.repeat(240)} b`,
+      `${'ø'.repeat(240)}`,
+      `${'語'.repeat(400)}a`,
+      `${'語'.repeat(400)}`,
+      `${'語'.repeat(399)}b`,
+      'z'.repeat(1_000),
+      `${'z'.repeat(999)}a`,
+    ];
+    for (const x of values) {
+      for (const y of values) {
+        const whole = Buffer.compare(Buffer.from(x), Buffer.from(y));
+        expect(sign(compareTuples(sortChunks(x), sortChunks(y))), `${x.slice(-3)} ${y.slice(-3)}`).toBe(
+          sign(whole),
+        );
+      }
+    }
+  });
+
+  it('are read from the first document only as counts of more than one chunk', () => {
+    expect(readSortChunks(undefined)).toEqual({});
+    expect(readSortChunks({ author: 3, work: 1, genre: 'x', category: 99, other: 4 })).toEqual({
+      author: 3,
+      category: MAX_SORT_CHUNKS,
+    });
+  });
+
+  it('are stored as the sort attribute and its numbered chunks, and counted per field', () => {
+    const encode = createDocumentEncoder('v');
+    const quote = FIXTURE_QUOTES[0] as Quote;
+    const short = encode(quote);
+    expect(Object.keys(short).filter((k) => /_sort/.test(k))).toEqual([
+      'author_sort',
+      'work_sort',
+      'category_sort',
+      'genre_sort',
+    ]);
+    expect(encode.sortChunks()).toEqual({});
+    const long = encode({ ...quote, work: 'w'.repeat(900), genre: ['g', 'x'.repeat(500)] });
+    expect(long.work_sort).toBe(`${'w'.repeat(400)}|`);
+    expect(long.work_sort_2).toBe(`|${'w'.repeat(400)}|`);
+    expect(long.work_sort_3).toBe(`|${'w'.repeat(100)}`);
+    expect(long.genre_sort).toBe('g');
+    expect(encode.sortChunks()).toEqual({ work: 3 });
+  });
+
+  it('sort a text key by each of its chunks, in its direction, and reverse them all', () => {
+    const chunks = { author: 3, genre: 2 };
+    const sort = buildSort([desc('author'), asc('work'), asc('genre')], chunks);
+    expect(sort).toEqual([
+      'author_sort:desc',
+      'author_sort_2:desc',
+      'author_sort_3:desc',
+      'work_sort:asc',
+      'genre_sort:asc',
+      'genre_sort_2:asc',
+      'id:asc',
+    ]);
+    const page = pageRequest(query({ sort: [desc('author')], page: 9, limit: 10 }), 100, chunks);
+    expect(read(page).request.sort).toEqual([
+      'author_sort:asc',
+      'author_sort_2:asc',
+      'author_sort_3:asc',
+      'id:desc',
+    ]);
+    expect(read(page).reversed).toBe(true);
+    expect(buildSort([asc('quote_length'), asc('id')], chunks)).toEqual(['quote_length:asc', 'id:asc']);
+  });
+});
+
 describe('document requests', () => {
   const plan = (q: ListQuery, total?: number) => pageRequest(q, total);
 
@@ -598,7 +731,7 @@ describe('document requests', () => {
     expect(infoRequest() satisfies FetchRequest).toEqual({
       offset: 0,
       limit: 1,
-      fields: ['catalogue_version', 'catalogue_order'],
+      fields: ['catalogue_version', 'catalogue_order', 'catalogue_sort_chunks'],
     });
   });
 
@@ -951,6 +1084,14 @@ function engineCompare(sort: readonly string[]): (a: Doc, b: Doc) => number {
       const [attribute, direction] = key.split(':') as [string, string];
       const x = attributeOf(a, attribute);
       const y = attributeOf(b, attribute);
+      // Without the attribute (or with an empty string) a document comes after every other one,
+      // whichever the direction.
+      const missingX = x === undefined || x === '';
+      const missingY = y === undefined || y === '';
+      if (missingX || missingY) {
+        if (missingX && missingY) continue;
+        return missingX ? 1 : -1;
+      }
       const c =
         typeof x === 'number' && typeof y === 'number'
           ? x - y
@@ -995,7 +1136,8 @@ function adversarialQuotes(): Quote[] {
 
 describe('filters and sorts under the engine model', () => {
   const quotes = [...FIXTURE_QUOTES, ...adversarialQuotes()];
-  const docs: MeiliQuoteDocument[] = quotes.map(createDocumentEncoder('model'));
+  const encode = createDocumentEncoder('model');
+  const docs: MeiliQuoteDocument[] = quotes.map(encode);
   const ids = (list: { id: number }[]) => list.map((q) => q.id).sort((a, b) => a - b);
 
   const cases: RawFilters[] = [
@@ -1085,15 +1227,9 @@ describe('filters and sorts under the engine model', () => {
     [desc('genre'), asc('quote_length')],
     [desc('category'), desc('work'), asc('quote_length')],
   ];
-  // One documented exception to sorting: names longer than the engine's 468-byte facet limit.
-  const sortableText = (text: string) => {
-    const folded = fold(text);
-    return Buffer.byteLength(folded) <= 468 && normaliseFacet(folded) === folded;
-  };
-  const sortable = quotes.filter((q) => sortableText(q.author));
-  const sortableDocs = docs.filter((d) => sortableText(d.author));
-  it('sorts all but the exceptional names', () => {
-    expect(quotes.length - sortable.length).toBe(3);
+  it('sorts names past the engine’s 468-byte limit by their chunks', () => {
+    expect(quotes.filter((q) => Buffer.byteLength(fold(q.author)) > 468)).toHaveLength(3);
+    expect(encode.sortChunks()).toEqual({ author: 2, work: 2, category: 2, genre: 2 });
   });
 
   it('relies on folded text being a fixed point of the engine normalisation', () => {
@@ -1111,8 +1247,8 @@ describe('filters and sorts under the engine model', () => {
   for (const sort of sorts) {
     const label = sort.map((k) => `${k.field} ${k.direction}`).join(', ') || 'default';
     it(`order as the contract orders: ${label}`, () => {
-      const expected = [...sortable].sort((a, b) => compareQuotes(a, b, sort)).map((q) => q.id);
-      const actual = [...sortableDocs].sort(engineCompare(buildSort(sort))).map((d) => d.id);
+      const expected = [...quotes].sort((a, b) => compareQuotes(a, b, sort)).map((q) => q.id);
+      const actual = [...docs].sort(engineCompare(buildSort(sort, encode.sortChunks()))).map((d) => d.id);
       expect(actual).toEqual(expected);
     });
   }

@@ -19,9 +19,10 @@
  *   the v1.53 OpenAPI does not document it; `=` on an array field is core filtering in every
  *   1.x engine, and exact.
  * - Text sorts use separate `*_sort` attributes holding the folded form: the engine compares
- *   their bytes, and UTF-8 byte order is code point order. Known limit: the engine truncates
- *   facet strings at 468 bytes, so two values that agree on their first 468 bytes (only very
- *   long titles can: labels have up to 1,000 code points) tie and fall to the next key.
+ *   their bytes, and UTF-8 byte order is code point order. The engine keeps only the first 468
+ *   bytes of a sort string, so a longer value is stored in chunks, `author_sort`, `author_sort_2`
+ *   and on ({@link sortChunks}), and sorted by all of them; a catalogue without long values
+ *   sorts by one attribute per key, as the first document records ({@link SortChunks}).
  * - Reads go through the documents routes, not `/search`: `POST /documents/fetch` (filter,
  *   sort, offset, limit, fields, and an exact `total` of matches, uncapped) and `GET
  *   /documents/{id}`. For a listing without full-text search they give the same answer as a
@@ -102,6 +103,8 @@ export interface MeiliQuoteDocument extends Quote {
    * in id order (meilisearch/builder.ts); absent on every other document.
    */
   catalogue_order?: typeof ENGINE_ORDER_ID;
+  /** On the engine's first document of a catalogue with long text values: how many chunks each sorts by. */
+  catalogue_sort_chunks?: SortChunks;
   author_key: string;
   author_sort: string;
   author_prefixes: string[];
@@ -115,6 +118,8 @@ export interface MeiliQuoteDocument extends Quote {
   genre_sort: string;
   /** `publish_date` as an integer in the same order ({@link publishOrder}), so ranges of it can be counted. */
   publish_order: number;
+  /** The chunks of a long `*_sort` value after the first ({@link sortChunks}). */
+  [chunk: `${string}_sort_${number}`]: string;
   /** Full-text search (search.ts): the words of the quote's text, in order, as engine tokens. */
   q_text: string;
   /** The words of the author's name, then of the work's title, as engine tokens. */
@@ -137,6 +142,94 @@ export const SEARCH_LOCALE = 'eng';
 
 /** Attributes searches may return: the Quote fields and the version marker, never the keys. */
 const DISPLAYED_ATTRIBUTES = [...QUOTE_FIELDS, 'catalogue_version'];
+
+/** The text sort keys whose values the index may store in several chunks. */
+export const CHUNKED_FIELDS = ['author', 'work', 'category', 'genre'] as const;
+export type ChunkedField = (typeof CHUNKED_FIELDS)[number];
+
+/**
+ * How many sort attributes each text key spans in one catalogue: the most chunks any of its
+ * values needed, recorded only above one. A catalogue without the record (every value short, or
+ * built before chunks) sorts by one attribute per key.
+ */
+export type SortChunks = Partial<Record<ChunkedField, number>>;
+
+/**
+ * Least UTF-8 bytes of a chunk that another follows. A chunk ends at the first code point
+ * boundary at or past it, so it holds at most 3 bytes more (and its two marks): well below the
+ * engine's 468-byte limit on sort strings.
+ */
+export const SORT_CHUNK_BYTES = 400;
+
+/**
+ * Most chunks of one value: 11 full chunks hold 4,400 bytes, more than 1,000 code points (the
+ * longest label) take unless folding expands them. Values that agree on all of them tie and
+ * fall to the next key.
+ */
+export const MAX_SORT_CHUNKS = 12;
+
+/**
+ * Written after a chunk that another follows, and before every chunk but the first. The engine
+ * trims white space from sort strings: a chunk cut next to a space would lose it otherwise. Any
+ * constant keeps the order: two chunks that both end with it are never prefixes of each other.
+ */
+const CHUNK_MARK = '|';
+
+/** `base`, then `base_2` up to `base_<count>`: the sort attributes of a value in `count` chunks. */
+export function chunkAttributes(base: string, count: number): string[] {
+  return [base, ...Array.from({ length: Math.max(0, count - 1) }, (_, i) => `${base}_${i + 2}`)];
+}
+
+function utf8Bytes(codePoint: number): number {
+  return codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
+}
+
+/**
+ * The stored sort strings of a folded value, whose tuple the engine compares as it would compare
+ * the whole value by code point. A value under {@link SORT_CHUNK_BYTES} is itself. A longer one
+ * is cut after the first code point boundary at or past SORT_CHUNK_BYTES, again and again. The
+ * cut depends only on the bytes before that boundary, so two values cut at different places
+ * differ before both cuts; and a value whose rest reaches the limit gets one more chunk, even
+ * empty, so that a value that is the prefix of another sorts before it rather than tying.
+ */
+export function sortChunks(folded: string): string[] {
+  // UTF-16 code units take at most 3 UTF-8 bytes each.
+  if (folded.length * 3 < SORT_CHUNK_BYTES || Buffer.byteLength(folded) < SORT_CHUNK_BYTES) return [folded];
+  const chunks: string[] = [];
+  let start = 0;
+  let at = 0;
+  let bytes = 0;
+  while (at < folded.length && chunks.length < MAX_SORT_CHUNKS) {
+    const codePoint = folded.codePointAt(at) as number;
+    at += codePoint > 0xffff ? 2 : 1;
+    bytes += utf8Bytes(codePoint);
+    if (bytes >= SORT_CHUNK_BYTES) {
+      chunks.push(folded.slice(start, at));
+      start = at;
+      bytes = 0;
+    }
+  }
+  // Past MAX_SORT_CHUNKS the rest is dropped: the last chunk stored is then not the end.
+  const whole = chunks.length < MAX_SORT_CHUNKS;
+  if (whole) chunks.push(folded.slice(start));
+  const last = chunks.length - 1;
+  return chunks.map(
+    (chunk, i) => `${i > 0 ? CHUNK_MARK : ''}${chunk}${i < last || !whole ? CHUNK_MARK : ''}`,
+  );
+}
+
+/** The record of a catalogue's first document, or none when it is not one this release writes. */
+export function readSortChunks(value: unknown): SortChunks {
+  const out: SortChunks = {};
+  if (typeof value !== 'object' || value === null) return out;
+  for (const field of CHUNKED_FIELDS) {
+    const count = (value as Record<string, unknown>)[field];
+    if (Number.isSafeInteger(count) && (count as number) > 1) {
+      out[field] = Math.min(count as number, MAX_SORT_CHUNKS);
+    }
+  }
+  return out;
+}
 
 /**
  * The index settings, applied to every new index before its documents.
@@ -188,10 +281,10 @@ export const MEILI_SETTINGS = {
     'work_id',
     'quote_length',
     'publish_date',
-    'author_sort',
-    'work_sort',
-    'category_sort',
-    'genre_sort',
+    ...chunkAttributes('author_sort', MAX_SORT_CHUNKS),
+    ...chunkAttributes('work_sort', MAX_SORT_CHUNKS),
+    ...chunkAttributes('category_sort', MAX_SORT_CHUNKS),
+    ...chunkAttributes('genre_sort', MAX_SORT_CHUNKS),
   ],
   // Relevance is proximity, then which attribute matched, then exact words before prefixes; ties
   // fall to the engine's order of documents. `typo` has nothing to rank with typos off, and
@@ -257,24 +350,50 @@ export function prefixKeys(text: string): string[] {
 
 interface TextKeys {
   key: string;
-  sort: string;
+  /** {@link sortChunks} of the folded value. */
+  sort: string[];
   prefixes: string[];
 }
 
 /** Distinct author names and titles memoised per encoder before starting afresh. */
 const MAX_MEMO_ENTRIES = 100_000;
 
+/** Turns quotes into documents for one build, and says how many sort chunks they needed. */
+export interface DocumentEncoder {
+  (quote: Quote): MeiliQuoteDocument;
+  /** The {@link SortChunks} of every document encoded so far. */
+  sortChunks(): SortChunks;
+}
+
+/** The sort attributes of one text value: `<base>` and, for a long value, its other chunks. */
+export function sortAttributesOf(base: string, chunks: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  chunks.forEach((chunk, i) => {
+    out[i === 0 ? base : `${base}_${i + 1}`] = chunk;
+  });
+  return out;
+}
+
 /**
  * Returns a function that turns quotes into {@link MeiliQuoteDocument}s for one build. Keys of
  * authors, works, categories and genres are memoised: a catalogue repeats them on every quote.
  */
-export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQuoteDocument {
+export function createDocumentEncoder(version: string): DocumentEncoder {
   const memo = new Map<string, TextKeys>();
+  const chunked: SortChunks = {};
+  const note = (field: ChunkedField, keys: TextKeys): string[] => {
+    if (keys.sort.length > (chunked[field] ?? 1)) chunked[field] = keys.sort.length;
+    return keys.sort;
+  };
   const keysOf = (text: string, withPrefixes: boolean): TextKeys => {
     let keys = memo.get(text);
     if (keys === undefined || (withPrefixes && keys.prefixes.length === 0)) {
       const folded = fold(text);
-      keys = { key: facetKey(folded), sort: folded, prefixes: withPrefixes ? prefixKeys(text) : [] };
+      keys = {
+        key: facetKey(folded),
+        sort: sortChunks(folded),
+        prefixes: withPrefixes ? prefixKeys(text) : [],
+      };
       if (memo.size >= MAX_MEMO_ENTRIES) memo.clear();
       memo.set(text, keys);
     }
@@ -303,7 +422,7 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
     }
     return token;
   };
-  return (quote) => {
+  const encode = (quote: Quote): MeiliQuoteDocument => {
     const text = words(quote.quote);
     const textKeys = [...new Set(text)].map(searchKey);
     const meta = metaOf(quote);
@@ -326,15 +445,19 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       language: quote.language,
       catalogue_version: version,
       author_key: author.key,
-      author_sort: author.sort,
+      author_sort: '',
+      ...sortAttributesOf('author_sort', note('author', author)),
       author_prefixes: author.prefixes,
       work_key: work.key,
-      work_sort: work.sort,
+      work_sort: '',
+      ...sortAttributesOf('work_sort', note('work', work)),
       work_prefixes: work.prefixes,
       category_key: category.key,
-      category_sort: category.sort,
+      category_sort: '',
+      ...sortAttributesOf('category_sort', note('category', category)),
       genre_keys: [...new Set(genres.map((g) => g.key))],
-      genre_sort: genres[0]?.sort ?? '',
+      genre_sort: '',
+      ...sortAttributesOf('genre_sort', genres[0] === undefined ? [''] : note('genre', genres[0])),
       publish_order: publishOrder(quote.publish_date),
       q_text: text.map(tokenOf).join(' '),
       q_meta: meta.tokens,
@@ -343,6 +466,7 @@ export function createDocumentEncoder(version: string): (quote: Quote) => MeiliQ
       publish_day: publishDayOf(quote.publish_date),
     };
   };
+  return Object.assign(encode, { sortChunks: () => ({ ...chunked }) });
 }
 
 /**
@@ -444,10 +568,17 @@ function publishDayOf(date: string): number {
   return day;
 }
 
-/** The engine's sort of port sort keys, always ending with id (ascending unless id was given). */
-export function buildSort(sort: readonly SortKey[]): string[] {
+/**
+ * The engine's sort of port sort keys, always ending with id (ascending unless id was given): a
+ * text key by each of its chunks in `chunks`, all in its direction.
+ */
+export function buildSort(sort: readonly SortKey[], chunks: SortChunks = {}): string[] {
   const keys = normaliseSort(sort);
-  const out = keys.map((k) => `${SORT_ATTRIBUTES[k.field]}:${k.direction}`);
+  const out = keys.flatMap((k) =>
+    chunkAttributes(SORT_ATTRIBUTES[k.field], chunks[k.field as ChunkedField] ?? 1).map(
+      (attribute) => `${attribute}:${k.direction}`,
+    ),
+  );
   if (keys.at(-1)?.field !== 'id') out.push('id:asc');
   return out;
 }
@@ -513,9 +644,9 @@ export type PagePlan = { request: FetchRequest; reversed: boolean } | { pastEnd:
  * (id last, so the order stays total), at `total - end`, then the hits are reversed. The engine
  * walks the sorted matches up to the page, so no page costs more than half of them.
  */
-export function pageRequest(query: ListQuery, total?: number): PagePlan {
+export function pageRequest(query: ListQuery, total?: number, chunks: SortChunks = {}): PagePlan {
   const filter = filterExpression(buildFilter(query.filters));
-  const sort = buildSort(query.sort);
+  const sort = buildSort(query.sort, chunks);
   const fields = retrievedFields(query.fields);
   const offset = (query.page - 1) * query.limit;
   if (total === undefined) {
@@ -600,10 +731,11 @@ export function idEndRequest(direction: 'asc' | 'desc'): FetchRequest {
 
 /**
  * `info`: the catalogue size (exact) and, from any one document, the version its build wrote.
- * One request, so both come from the same catalogue even during a swap.
+ * One request, so both come from the same catalogue even during a swap. The first document also
+ * holds the marks of the build: its engine order, and how many chunks its text sorts take.
  */
 export function infoRequest(): FetchRequest {
-  return { offset: 0, limit: 1, fields: ['catalogue_version', 'catalogue_order'] };
+  return { offset: 0, limit: 1, fields: ['catalogue_version', 'catalogue_order', 'catalogue_sort_chunks'] };
 }
 
 /**

@@ -14,6 +14,10 @@
  *    the matches before an interpolated value, until the engine has at most {@link NARROW_FROM}
  *    matches left to walk; the page is read between the brackets from the nearer one.
  *
+ * Runs are told apart by their facet keys, never by the sort attributes, and ordered here on the
+ * whole value: a long category (stored in sort chunks) is placed exactly, and one whose key is a
+ * digest leaves the page to the plain read.
+ *
  * An index that cannot answer these requests (built before `publish_order` and `quote_length`
  * were filterable) is refused them with a 400; the page is then read the plain way too.
  *
@@ -42,6 +46,7 @@ import {
   quoteFilterValue,
   retrievedFields,
   reverseSort,
+  type SortChunks,
   withFilter,
 } from './request.ts';
 
@@ -133,6 +138,7 @@ export async function readPageNarrowed(
   total: number,
   reader: RunReader,
   narrowFrom = NARROW_FROM,
+  chunks: SortChunks = {},
 ): Promise<MeiliQuoteDocument[] | undefined> {
   try {
     const run = runSort(query);
@@ -146,7 +152,7 @@ export async function readPageNarrowed(
       size: total,
       key,
       direction: first.direction,
-      sort: buildSort(query.sort),
+      sort: buildSort(query.sort, chunks),
       fields: [...retrievedFields(query.fields), 'catalogue_version'],
       narrowFrom,
     });
