@@ -15,6 +15,11 @@ export interface DelayingProxy {
   inFlight: { now: number; most: number };
   /** Every request received, in order, with its body. */
   requests: { method: string; path: string; body: string }[];
+  /**
+   * Requests answered 503 by the proxy itself, as an engine that failed for a moment would:
+   * those `refuse.when` picks (set it at any time), counted in `refuse.count`.
+   */
+  refuse: { when: (method: string, path: string) => boolean; count: number };
   close(): Promise<void>;
 }
 
@@ -23,9 +28,17 @@ export async function delayingProxy(target: string): Promise<DelayingProxy> {
   const delay = { ms: 0 };
   const inFlight = { now: 0, most: 0 };
   const requests: DelayingProxy['requests'] = [];
+  const refuse: DelayingProxy['refuse'] = { when: () => false, count: 0 };
   const server = createServer((req, res) => {
     const seen = { method: req.method ?? '', path: req.url ?? '', body: '' };
     requests.push(seen);
+    if (refuse.when(seen.method, seen.path)) {
+      refuse.count++;
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: 'unavailable for a moment', code: 'internal', type: 'internal' }));
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -60,6 +73,7 @@ export async function delayingProxy(target: string): Promise<DelayingProxy> {
     delay,
     inFlight,
     requests,
+    refuse,
     async close() {
       server.closeAllConnections();
       await new Promise((done) => server.close(done));

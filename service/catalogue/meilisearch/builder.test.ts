@@ -14,6 +14,7 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureKeys, keySpecs } from '../../../deploy/meili-keys.ts';
+import { delayingProxy } from '../../test-support/delaying-proxy.ts';
 import { FIXTURE_QUOTES } from '../../test-support/fixtures.ts';
 import { readerThroughProxy } from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
@@ -863,6 +864,27 @@ describe.skipIf(skip !== undefined)(
         (await admin.index('scoped_a').getDocuments<{ catalogue_version: string }>({ limit: 1 })).results[0]
           ?.catalogue_version,
       ).toBe(info.version);
+    });
+
+    it('reads the live index again when its read after a swap the key cannot see fails for a moment', async () => {
+      const keys = await ensureKeys(admin, 'hidden_a');
+      const indexer = keys.get('indexer.key') as string;
+      await build(indexer, 'hidden_a', TEN);
+      const proxy = await delayingProxy(real.host);
+      // The first read of the live index's version, which tells whether the swap went through.
+      proxy.refuse.when = (method, path) =>
+        proxy.refuse.count === 0 && method === 'POST' && path === '/indexes/hidden_a/search';
+      try {
+        const builder = await createMeiliBuilder({ host: proxy.url, apiKey: indexer, index: 'hidden_a' });
+        await builder.add(OTHER);
+        const info = await builder.commit();
+        expect(proxy.refuse.count).toBe(1);
+        expect(await idsIn('hidden_a')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
+        const live = await admin.index('hidden_a').getDocuments<{ catalogue_version: string }>({ limit: 1 });
+        expect(live.results[0]?.catalogue_version).toBe(info.version);
+      } finally {
+        await proxy.close();
+      }
     });
 
     it('builds with the indexer key: renamed into place first, swapped in later, the old one deleted', async () => {

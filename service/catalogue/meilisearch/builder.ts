@@ -70,6 +70,9 @@ const MAX_TASKS_IN_FLIGHT = 2;
 export const ORDER_CHECK_PAGE = 50_000;
 /** Polling interval while waiting for a task. */
 const TASK_POLL_MS = 200;
+/** Reads of the live index's version after a swap the key cannot see, and the pause between them. */
+const VERSION_READ_ATTEMPTS = 4;
+const VERSION_READ_PAUSE_MS = 500;
 
 /**
  * Age past which a build index is taken for one an interrupted run left behind (a second Ctrl-C,
@@ -443,20 +446,36 @@ class MeiliBuilder implements CatalogueBuilder {
       },
     );
     const live = this.#options.index;
-    const { hits } = await this.#call(`read the version of ${live}`, () =>
-      this.#client.index<MeiliQuoteDocument>(live).search(null, {
-        limit: 1,
-        attributesToRetrieve: ['catalogue_version'],
-      }),
-    ).catch(() => ({ hits: [] as Partial<MeiliQuoteDocument>[] }));
-    if (hits[0]?.catalogue_version !== this.#version) {
-      throw new MeiliTaskError(
-        `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
-        {
-          ended: true,
-        },
+    const read = () =>
+      this.#call(`read the version of ${live}`, () =>
+        this.#client.index<MeiliQuoteDocument>(live).search(null, {
+          limit: 1,
+          attributesToRetrieve: ['catalogue_version'],
+        }),
       );
+    // The swap has run: only this read says how. A read that fails for a moment would report a
+    // failed swap while the new catalogue is live, so it is tried again before anything is said.
+    let failure: unknown;
+    for (let attempt = 0; attempt < VERSION_READ_ATTEMPTS; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, VERSION_READ_PAUSE_MS));
+      try {
+        const { hits } = await read();
+        if (hits[0]?.catalogue_version === this.#version) return;
+        throw new MeiliTaskError(
+          `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
+          {
+            ended: true,
+          },
+        );
+      } catch (error) {
+        if (error instanceof MeiliTaskError) throw error;
+        failure = error;
+      }
     }
+    throw new MeiliTaskError(
+      `Meilisearch could not ${what}: the swap has run, but whether the live index holds the new catalogue could not be read (${(failure as Error).message}); it does if its documents' catalogue_version is ${this.#version}`,
+      { ended: true, cause: failure },
+    );
   }
 
   /**
