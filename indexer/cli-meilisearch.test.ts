@@ -2,11 +2,10 @@
  * The indexer's command line on a real Meilisearch, with the deployment's scoped indexer key
  * (`deploy/meili-keys.ts`), as the Compose stack runs it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Meilisearch } from 'meilisearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureKeys } from '../deploy/meili-keys.ts';
@@ -16,10 +15,8 @@ import {
   type MeiliEngine,
   meiliEngineSource,
 } from '../service/test-support/meilisearch-engine.ts';
-import { dataRecord, finished, writeDataFile } from './test-files.ts';
+import { dataRecord, finished, startIndexer, writeDataFile } from './test-files.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'indexer', 'cli.ts');
 const SUITE = 'indexer command line on Meilisearch';
 const LIVE = 'cli_quotes';
 
@@ -48,16 +45,11 @@ describe.skipIf(skip !== undefined)(`${SUITE}${skip ? ` (skipped: ${skip})` : ''
   });
 
   function start(file: string): ChildProcess {
-    const child = spawn(process.execPath, [CLI, file], {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        SEARCH_BACKEND: 'meilisearch',
-        MEILI_HOST: engine.host,
-        MEILI_ADMIN_KEY: indexerKey,
-        MEILI_INDEX: LIVE,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = startIndexer([file], {
+      SEARCH_BACKEND: 'meilisearch',
+      MEILI_HOST: engine.host,
+      MEILI_ADMIN_KEY: indexerKey,
+      MEILI_INDEX: LIVE,
     });
     children.push(child);
     return child;

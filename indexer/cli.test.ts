@@ -1,14 +1,19 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FIXTURE_QUOTES, syntheticQuotes } from '../service/test-support/fixtures.ts';
-import { byId, dataRecord, filesIn, finished, type Run, readCatalogue, writeDataFile } from './test-files.ts';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'indexer', 'cli.ts');
+import {
+  byId,
+  dataRecord,
+  filesIn,
+  finished,
+  type Run,
+  readCatalogue,
+  startIndexer,
+  writeDataFile,
+} from './test-files.ts';
 
 let dir: string;
 let dbPath: string;
@@ -21,13 +26,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** Starts the CLI as `npm run index` does, with only the given environment (plus PATH). */
+/** Starts the CLI on this test's catalogue file unless told another environment. */
 function start(args: string[], env: Record<string, string> = { SQLITE_PATH: dbPath }): ChildProcess {
-  return spawn(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return startIndexer(args, env);
 }
 
 function run(args: string[], env?: Record<string, string>): Promise<Run> {

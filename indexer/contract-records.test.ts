@@ -5,11 +5,9 @@
  * authors whose names differ only by an accent, the same text in two works, a title under two
  * authors: a catalogue of such records is valid, however much it looks like a data-quality fault.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { Meilisearch } from 'meilisearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -20,10 +18,8 @@ import {
   type MeiliEngine,
   meiliEngineSource,
 } from '../service/test-support/meilisearch-engine.ts';
-import { finished, writeDataFile } from './test-files.ts';
+import { finished, startIndexer, writeDataFile } from './test-files.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(ROOT, 'indexer', 'cli.ts');
 const SUITE = 'records of the contract on Meilisearch';
 const LIVE = 'contract_records';
 
@@ -120,13 +116,7 @@ for (const { name, skip, start } of ENGINES) {
         dir = await mkdtemp(join(tmpdir(), 'quotes-contract-records-'));
         engine = await start(dir);
         const file = await writeDataFile(join(dir, 'quotes.ndjson'), RECORDS, 'ndjson');
-        indexed = await finished(
-          spawn(process.execPath, [CLI, file], {
-            cwd: ROOT,
-            env: { PATH: process.env.PATH ?? '', ...engine.indexer },
-            stdio: ['ignore', 'pipe', 'pipe'],
-          }),
-        );
+        indexed = await finished(startIndexer([file], engine.indexer));
         app = await engineApp(engine.service);
       }, 120_000);
       afterAll(async () => {

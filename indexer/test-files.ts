@@ -1,6 +1,8 @@
 /** Test helpers of the indexer suites: data files on disk, whole-catalogue reads, CLI runs. */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { CatalogueInfo, Quote } from '../service/catalogue/port.ts';
 import { openSqliteCatalogue } from '../service/catalogue/sqlite/catalogue.ts';
 
@@ -48,6 +50,18 @@ export async function filesIn(dir: string): Promise<string[]> {
 
 export function byId(quotes: readonly Quote[]): Quote[] {
   return [...quotes].sort((a, b) => a.id - b.id);
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(ROOT, 'indexer', 'cli.ts');
+
+/** Starts the CLI as `npm run index` does, with only the given environment (plus PATH). */
+export function startIndexer(args: readonly string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** How a run of the indexer's command line ended, with all it wrote. */
