@@ -367,11 +367,8 @@ export interface DocumentEncoder {
 
 /** The sort attributes of one text value: `<base>` and, for a long value, its other chunks. */
 export function sortAttributesOf(base: string, chunks: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  chunks.forEach((chunk, i) => {
-    out[i === 0 ? base : `${base}_${i + 1}`] = chunk;
-  });
-  return out;
+  const names = chunkAttributes(base, chunks.length);
+  return Object.fromEntries(chunks.map((chunk, i) => [names[i], chunk]));
 }
 
 /**
