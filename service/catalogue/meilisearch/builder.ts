@@ -357,9 +357,10 @@ class MeiliBuilder implements CatalogueBuilder {
    */
   async #markFirstDocument(): Promise<void> {
     const chunks = this.#encode.sortChunks();
+    const chunked = Object.keys(chunks).length > 0;
     const order = await this.#engineOrder();
     let first = order?.first;
-    if (Object.keys(chunks).length > 0 && first === undefined) {
+    if (chunked && first === undefined) {
       const { results } = await this.#call(`read the first document of ${this.#buildUid}`, () =>
         this.#build.getDocuments<{ id: number }>({ fields: ['id'], offset: 0, limit: 1 }),
       );
@@ -368,12 +369,12 @@ class MeiliBuilder implements CatalogueBuilder {
     if (first === undefined) return;
     const mark: Partial<MeiliQuoteDocument> & { id: number } = { id: first };
     if (order?.ordered === true) mark.catalogue_order = ENGINE_ORDER_ID;
-    if (Object.keys(chunks).length > 0) mark.catalogue_sort_chunks = chunks;
+    if (chunked) mark.catalogue_sort_chunks = chunks;
     if (Object.keys(mark).length === 1) return;
     const marking = this.#run(`mark the first document of ${this.#buildUid}`, () =>
       this.#build.updateDocuments([mark]),
     );
-    if (mark.catalogue_sort_chunks !== undefined) {
+    if (chunked) {
       await marking;
       return;
     }
@@ -457,20 +458,21 @@ class MeiliBuilder implements CatalogueBuilder {
     // failed swap while the new catalogue is live, so it is tried again before anything is said.
     let failure: unknown;
     for (let attempt = 0; attempt < VERSION_READ_ATTEMPTS; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, VERSION_READ_PAUSE_MS));
+      if (attempt > 0) await delay(VERSION_READ_PAUSE_MS);
+      let hits: Partial<MeiliQuoteDocument>[];
       try {
-        const { hits } = await read();
-        if (hits[0]?.catalogue_version === this.#version) return;
-        throw new MeiliTaskError(
-          `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
-          {
-            ended: true,
-          },
-        );
+        ({ hits } = await read());
       } catch (error) {
-        if (error instanceof MeiliTaskError) throw error;
         failure = error;
+        continue;
       }
+      if (hits[0]?.catalogue_version === this.#version) return;
+      throw new MeiliTaskError(
+        `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
+        {
+          ended: true,
+        },
+      );
     }
     throw new MeiliTaskError(
       `Meilisearch could not ${what}: the swap has run, but whether the live index holds the new catalogue could not be read (${(failure as Error).message}); it does if its documents' catalogue_version is ${this.#version}`,
