@@ -12,17 +12,14 @@
  *    is what proves the engine agrees.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateQuotes } from '../../../indexer/generate.ts';
 import { buildApp } from '../../app.ts';
 import { loadConfig } from '../../config.ts';
-import { rawHttp } from '../../test-app.ts';
+import { buildFixtureCatalogue, type FixtureCatalogue, rawHttp } from '../../test-app.ts';
 import { longLabelQuotes } from '../../test-support/long-labels.ts';
 import {
   buildMeiliCatalogue,
@@ -41,7 +38,6 @@ import {
   SORT_FIELDS,
   type SortKey,
 } from '../port.ts';
-import { createSqliteBuilder } from '../sqlite/builder.ts';
 import { openSqliteCatalogue } from '../sqlite/catalogue.ts';
 import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogue } from './catalogue.ts';
 import {
@@ -139,15 +135,12 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
   let narrowing: CatalogueIndex;
   let runReader: RunReader;
   let uid: string;
-  let dir: string;
+  let fixture: FixtureCatalogue | undefined;
   let removeCatalogue: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'quotes-deep-'));
-    const builder = await createSqliteBuilder({ path: join(dir, 'quotes.db') });
-    await builder.add(quotes);
-    await builder.commit();
-    sqlite = openSqliteCatalogue({ path: join(dir, 'quotes.db') });
+    fixture = await buildFixtureCatalogue(quotes);
+    sqlite = openSqliteCatalogue({ path: fixture.path });
     engine = await (deepSource as Exclude<typeof deepSource, undefined>).start(DEEP);
     const catalogue = await buildMeiliCatalogue(engine, quotes);
     removeCatalogue = catalogue.remove;
@@ -187,7 +180,7 @@ describe.skipIf(deepSource === undefined)('every page on a real engine, as SQLit
     await meili?.close();
     await removeCatalogue?.();
     await engine?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    fixture?.remove();
   });
 
   const FILTERS = [{}, normaliseFilters({ category: ['poetry'] }), normaliseFilters({ author_like: ['a'] })];
@@ -339,15 +332,12 @@ describe.skipIf(deepSource === undefined)('long text values on a real engine, as
   let counted: CatalogueIndex;
   /** Every deep page of a run or integer sort narrowed by counts, however short its walk. */
   let narrowing: CatalogueIndex;
-  let dir: string;
+  let fixture: FixtureCatalogue | undefined;
   let removeCatalogue: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'quotes-long-'));
-    const builder = await createSqliteBuilder({ path: join(dir, 'quotes.db') });
-    await builder.add(quotes);
-    await builder.commit();
-    sqlite = openSqliteCatalogue({ path: join(dir, 'quotes.db') });
+    fixture = await buildFixtureCatalogue(quotes);
+    sqlite = openSqliteCatalogue({ path: fixture.path });
     engine = await (deepSource as Exclude<typeof deepSource, undefined>).start(LONG);
     const catalogue = await buildMeiliCatalogue(engine, quotes);
     removeCatalogue = catalogue.remove;
@@ -365,7 +355,7 @@ describe.skipIf(deepSource === undefined)('long text values on a real engine, as
     for (const index of [sqlite, plain, counted, narrowing]) await index?.close();
     await removeCatalogue?.();
     await engine?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    fixture?.remove();
   });
 
   const key = (field: SortKey['field'], direction: 'asc' | 'desc' = 'asc'): SortKey => ({ field, direction });
