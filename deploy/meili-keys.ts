@@ -8,8 +8,9 @@
  * With two directories, each key goes into its own: the compose deployment mounts one volume per
  * key, so that the service never holds the indexer's key. With one, both go there.
  *
- * Idempotent: keys are found by name and created when missing (or re-created when their scope
- * changed, since the engine cannot change a key's actions).
+ * Idempotent: keys are found by name and created when missing (or re-created under the same uid,
+ * and so with the same value, when their scope changed, since the engine cannot change a key's
+ * actions).
  *
  *   MEILI_HOST=http://127.0.0.1:7700 MEILI_MASTER_KEY=... [MEILI_INDEX=quotes] \
  *     node deploy/meili-keys.ts <indexer key dir> [<search key dir>]
@@ -101,17 +102,30 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return x.length === y.length && x.every((v, i) => v === y[i]);
 }
 
-/** Finds or creates each key; returns the key values by file name. */
+/**
+ * Finds or creates each key; returns the key values by file name.
+ *
+ * A key whose scope changed is re-created under its uid. The engine derives a key's value from
+ * its uid and the master key, so the value stays the same: the replicas already running and an
+ * indexer at work keep their key, and read with the new scope from the moment it is created,
+ * rather than failing until each is restarted (only the requests of the instant between the
+ * deletion and the creation are refused).
+ */
 export async function ensureKeys(client: Meilisearch, index: string): Promise<Map<string, string>> {
   const existing = (await client.getKeys({ limit: 1000 })).results;
   const values = new Map<string, string>();
   for (const spec of keySpecs(index)) {
-    let key: Key | undefined = existing.find((k) => k.name === spec.name);
-    if (key !== undefined && !(sameSet(key.actions, spec.actions) && sameSet(key.indexes, spec.indexes))) {
-      await client.deleteKey(key.uid);
+    const found: Key | undefined = existing.find((k) => k.name === spec.name);
+    let key = found;
+    if (
+      found !== undefined &&
+      !(sameSet(found.actions, spec.actions) && sameSet(found.indexes, spec.indexes))
+    ) {
+      await client.deleteKey(found.uid);
       key = undefined;
     }
     key ??= await client.createKey({
+      ...(found === undefined ? {} : { uid: found.uid }),
       name: spec.name,
       description: spec.description,
       actions: spec.actions,

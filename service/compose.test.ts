@@ -301,6 +301,7 @@ interface FakeKey {
 
 async function keysApi(initial: FakeKey[]) {
   const keys = [...initial];
+  const removed = new Map<string, string>();
   const log: string[] = [];
   const server = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -313,16 +314,20 @@ async function keysApi(initial: FakeKey[]) {
       if (req.method === 'GET' && path === '/keys') {
         body = { results: keys, offset: 0, limit: 1000, total: keys.length };
       } else if (req.method === 'POST' && path === '/keys') {
-        const created = JSON.parse(Buffer.concat(chunks).toString('utf8')) as FakeKey;
+        const created = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Partial<FakeKey>;
         const n = keys.length + 1;
-        const key = { ...created, uid: `uid-${n}`, key: `key-${n}` };
+        // The engine derives a key's value from its uid (and the master key): a uid given again
+        // gives the value back.
+        const uid = created.uid ?? `uid-${n}`;
+        const key = { ...created, uid, key: removed.get(uid) ?? `key-${n}` } as FakeKey;
         keys.push(key);
         [status, body] = [201, key];
       } else if (req.method === 'DELETE' && path.startsWith('/keys/')) {
-        keys.splice(
+        const [gone] = keys.splice(
           keys.findIndex((k) => k.uid === path.slice(6)),
           1,
         );
+        if (gone !== undefined) removed.set(gone.uid, gone.key);
         status = 204;
       } else {
         status = 404;
@@ -377,7 +382,7 @@ describe('the key step', () => {
     }
   });
 
-  it('reuses keys that exist, and re-creates one whose scope changed', async () => {
+  it('reuses keys that exist, and re-creates one whose scope changed under its uid, keeping its value', async () => {
     const api = await keysApi([
       {
         uid: 'a',
@@ -390,7 +395,11 @@ describe('the key step', () => {
     ]);
     try {
       const values = await ensureKeys(new Meilisearch({ host: api.host, apiKey: 'master' }), 'quotes');
-      expect(Object.fromEntries(values)).toEqual({ 'indexer.key': 'kept', 'search.key': 'key-2' });
+      expect(Object.fromEntries(values)).toEqual({ 'indexer.key': 'kept', 'search.key': 'too-wide' });
+      expect(api.keys.find((k) => k.name === 'quotes-search')).toMatchObject({
+        uid: 'b',
+        indexes: ['quotes', 'quotes_authors', 'quotes_works'],
+      });
       expect(api.log.map((line) => line.split(' ').slice(0, 2).join(' '))).toEqual([
         'GET /keys',
         'DELETE /keys/b',
@@ -404,7 +413,7 @@ describe('the key step', () => {
   it.each([
     ['every index', ['*']],
     ['every index named like the live one', ['quotes*']],
-  ])('re-creates an indexer key of an earlier release that reached %s', async (_, indexes) => {
+  ])('narrows an indexer key of an earlier release that reached %s', async (_, indexes) => {
     const api = await keysApi([
       {
         uid: 'a',
@@ -416,9 +425,13 @@ describe('the key step', () => {
     ]);
     try {
       const values = await ensureKeys(new Meilisearch({ host: api.host, apiKey: 'master' }), 'quotes');
-      expect(values.get('indexer.key')).not.toBe('all-indexes');
+      // The same value, now reaching only the catalogue's own indexes.
+      expect(values.get('indexer.key')).toBe('all-indexes');
       expect(api.log.map((line) => line.split(' ').slice(0, 2).join(' '))).toContain('DELETE /keys/a');
-      expect(api.keys.find((k) => k.name === 'quotes-indexer')?.indexes).toEqual(INDEXER_INDEXES);
+      expect(api.keys.find((k) => k.name === 'quotes-indexer')).toMatchObject({
+        uid: 'a',
+        indexes: INDEXER_INDEXES,
+      });
     } finally {
       await api.close();
     }
