@@ -201,6 +201,24 @@ async function fakeEngine() {
         .map((doc) => (fields === undefined ? doc : Object.fromEntries(fields.map((f) => [f, doc[f]]))));
       return [200, { results, offset, limit, total: all.length }];
     }
+    // Only what the builder searches for: the catalogue version of the index's first document.
+    if (parts[0] === 'indexes' && parts[2] === 'search' && method === 'POST') {
+      const index = indexes.get(parts[1] as string);
+      if (index === undefined) return [404, apiError('index_not_found', 'not found')];
+      const first = index.documents.values().next().value;
+      const hits = first === undefined ? [] : [{ catalogue_version: first.catalogue_version }];
+      return [
+        200,
+        {
+          hits,
+          query: '',
+          processingTimeMs: 0,
+          limit: 1,
+          offset: 0,
+          estimatedTotalHits: index.documents.size,
+        },
+      ];
+    }
     if (parts[0] === 'indexes' && parts[2] === 'documents' && method === 'PUT') {
       const uid = parts[1] as string;
       return [
@@ -398,6 +416,9 @@ describe('the Meilisearch build protocol', () => {
     const trace = engine.trace().filter((t) => !t.startsWith('GET /tasks/'));
     expect(trace).toEqual([
       'GET /indexes',
+      // The live catalogue's version as the build starts, and again just before the swap: a
+      // catalogue another run swapped in meanwhile is not replaced.
+      'POST /indexes/quotes/search',
       'POST /indexes',
       'PATCH /indexes/<build>/settings',
       'POST /indexes/<build>/documents',
@@ -419,9 +440,10 @@ describe('the Meilisearch build protocol', () => {
       `POST /indexes/quotes_works_build_${info.version}/documents`,
       `GET /indexes/quotes_works_build_${info.version}/stats`,
       'GET /indexes/quotes_works',
+      'POST /indexes/quotes/search',
       'POST /swap-indexes',
     ]);
-    const create = engine.calls[1] as Call;
+    const create = engine.calls.find((c) => c.method === 'POST' && c.path === '/indexes') as Call;
     const build = (JSON.parse(create.body) as { uid: string }).uid;
     expect(JSON.parse(create.body)).toEqual({ uid: build, primaryKey: 'id' });
     expect(build).toBe(`quotes_build_${info.version}`);
@@ -872,8 +894,13 @@ describe.skipIf(skip !== undefined)(
       await build(indexer, 'hidden_a', TEN);
       const proxy = await delayingProxy(real.host);
       // The first read of the live index's version, which tells whether the swap went through.
+      // The reads before it (as the build starts, and just before the swap) are left alone.
+      const search = (method: string, path: string) =>
+        method === 'POST' && path === '/indexes/hidden_a/search';
       proxy.refuse.when = (method, path) =>
-        proxy.refuse.count === 0 && method === 'POST' && path === '/indexes/hidden_a/search';
+        proxy.refuse.count === 0 &&
+        search(method, path) &&
+        proxy.requests.filter((r) => search(r.method, r.path)).length === 3;
       try {
         const builder = await createMeiliBuilder({ host: proxy.url, apiKey: indexer, index: 'hidden_a' });
         await builder.add(OTHER);

@@ -159,6 +159,12 @@ export class MeiliTaskError extends CodedError {
   }
 }
 
+/** Another run swapped its catalogue in while this one was building: this build is not swapped in. */
+export class MeiliConcurrentRunError extends CodedError {
+  override name = 'MeiliConcurrentRunError';
+  readonly code = 'concurrent_run';
+}
+
 class MeiliBuilder implements CatalogueBuilder {
   readonly #options: MeiliBuilderOptions;
   readonly #client: Meilisearch;
@@ -187,6 +193,8 @@ class MeiliBuilder implements CatalogueBuilder {
   #swapPending = false;
   #finished = false;
   #aborting: Promise<void> | undefined;
+  /** The live catalogue's version when this build started (undefined: none, or one without it). */
+  #liveAtStart: string | undefined;
   /** The authors and works of the quotes added, and the uids of their build indexes. */
   readonly #directory = new DirectoryCollector();
   #directoryBuilds: { authors: string; works: string } | undefined;
@@ -239,6 +247,7 @@ class MeiliBuilder implements CatalogueBuilder {
         'Meilisearch holds build indexes of interrupted runs (or of a run in progress); delete them once no indexer runs, or the first run a day after they were started will',
       );
     }
+    this.#liveAtStart = await this.#liveVersion();
     this.#created = true;
     await this.#run(`create index ${this.#buildUid}`, () =>
       this.#client.createIndex(this.#buildUid, { primaryKey: 'id' }),
@@ -295,6 +304,7 @@ class MeiliBuilder implements CatalogueBuilder {
     const live = this.#options.index;
     const firstRun = !(await this.#exists(live));
     const directory = await this.#buildDirectory();
+    await this.#assertLiveUnchanged();
     const what = `swap ${this.#buildUid} into ${live}`;
     const swap = await this.#call(what, () =>
       this.#client.swapIndexes([
@@ -347,6 +357,36 @@ class MeiliBuilder implements CatalogueBuilder {
       'Meilisearch catalogue swapped in',
     );
     return { version: this.#version, count: this.#count };
+  }
+
+  /** The version of the live catalogue; undefined when there is none (or it carries none). */
+  async #liveVersion(): Promise<string | undefined> {
+    const live = this.#options.index;
+    try {
+      const { hits } = await this.#client.index<MeiliQuoteDocument>(live).search(null, {
+        limit: 1,
+        attributesToRetrieve: ['catalogue_version'],
+      });
+      const version = hits[0]?.catalogue_version;
+      return typeof version === 'string' ? version : undefined;
+    } catch (error) {
+      if (error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found') return undefined;
+      throw this.#describe(error, `read the version of ${live}`);
+    }
+  }
+
+  /**
+   * Refuses the swap when another run replaced the live catalogue since this build started: both
+   * swaps would succeed, and the one that ran last would silently undo the other, whichever file
+   * was newer. The run that swaps first wins; this one is discarded, saying which run won.
+   */
+  async #assertLiveUnchanged(): Promise<void> {
+    const now = await this.#liveVersion();
+    if (now === this.#liveAtStart) return;
+    const live = this.#options.index;
+    throw new MeiliConcurrentRunError(
+      `another indexer run replaced ${live} (version ${now ?? 'none'}) while this one was building on version ${this.#liveAtStart ?? 'none'}; this run's catalogue was discarded and ${live} kept as that run left it: run this one again to replace it`,
+    );
   }
 
   /**
