@@ -89,9 +89,12 @@ function newVersion(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
 
-/** When the build of a {@link newVersion} started; undefined for any other text. */
+/**
+ * When the build of a {@link newVersion} started; undefined for any other text. A swap's marker
+ * (`<build>_swapped`) counts as its build: a run stopped while settling its swap leaves it too.
+ */
 function versionStartedAt(version: string): number | undefined {
-  const match = /^([0-9a-z]{1,12})-[0-9a-f]{8}$/.exec(version);
+  const match = /^([0-9a-z]{1,12})-[0-9a-f]{8}(?:_swapped)?$/.exec(version);
   return match === null ? undefined : Number.parseInt(match[1] as string, 36);
 }
 
