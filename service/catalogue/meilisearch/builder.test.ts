@@ -889,6 +889,30 @@ describe.skipIf(skip !== undefined)(
       ).toBe(info.version);
     });
 
+    it('reports the swap it could not see as done when the engine failed only after running it', async () => {
+      const keys = await ensureKeys(admin, 'marker_a');
+      const indexer = keys.get('indexer.key') as string;
+      await build(indexer, 'marker_a', TEN);
+      const proxy = await delayingProxy(real.host);
+      // The engine fails every index creation once the swap is enqueued: the marker's too.
+      proxy.refuse.when = (method, path) =>
+        method === 'POST' && path === '/indexes' && proxy.requests.some((r) => r.path === '/swap-indexes');
+      try {
+        const builder = await createMeiliBuilder({ host: proxy.url, apiKey: indexer, index: 'marker_a' });
+        await builder.add(OTHER);
+        const info = await builder.commit().catch(async (error: unknown) => {
+          await builder.abort();
+          throw error;
+        });
+        expect(proxy.refuse.count).toBe(1);
+        expect(await idsIn('marker_a')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
+        const live = await admin.index('marker_a').getDocuments<{ catalogue_version: string }>({ limit: 1 });
+        expect(live.results[0]?.catalogue_version).toBe(info.version);
+      } finally {
+        await proxy.close();
+      }
+    });
+
     it('reads the live index again when its read after a swap the key cannot see fails for a moment', async () => {
       const keys = await ensureKeys(admin, 'hidden_a');
       const indexer = keys.get('indexer.key') as string;

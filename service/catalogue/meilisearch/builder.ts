@@ -480,15 +480,25 @@ class MeiliBuilder implements CatalogueBuilder {
    */
   async #settleHiddenSwap(what: string): Promise<void> {
     const marker = `${this.#buildUid}_swapped`;
-    await this.#run(`create the marker index ${marker}`, () => this.#client.createIndex(marker));
-    await this.#run(`delete the marker index ${marker}`, () => this.#client.deleteIndex(marker)).catch(
-      (error: unknown) => {
-        this.#options.logger?.warn(
-          { index: marker, err: String(error) },
-          'a marker index could not be deleted',
-        );
-      },
-    );
+    // A marker that could not be made says nothing of the swap, which is enqueued and may well
+    // have run: the live version still decides, only it can no longer prove a failure.
+    let markerFailure: unknown;
+    try {
+      await this.#run(`create the marker index ${marker}`, () => this.#client.createIndex(marker));
+    } catch (error) {
+      if (error instanceof MeiliTaskError && error.ended) throw error;
+      markerFailure = error;
+    }
+    if (markerFailure === undefined) {
+      await this.#run(`delete the marker index ${marker}`, () => this.#client.deleteIndex(marker)).catch(
+        (error: unknown) => {
+          this.#options.logger?.warn(
+            { index: marker, err: String(error) },
+            'a marker index could not be deleted',
+          );
+        },
+      );
+    }
     const live = this.#options.index;
     const read = () =>
       this.#call(`read the version of ${live}`, () =>
@@ -510,11 +520,20 @@ class MeiliBuilder implements CatalogueBuilder {
         continue;
       }
       if (hits[0]?.catalogue_version === this.#version) return;
+      if (markerFailure !== undefined) break;
       throw new MeiliTaskError(
         `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
         {
           ended: true,
         },
+      );
+    }
+    if (markerFailure !== undefined) {
+      // The swap may still run: the build then holds the previous catalogue, so it is kept.
+      this.#swapPending = true;
+      throw new MeiliTaskError(
+        `${(markerFailure as Error).message}; whether the swap has run could not be told: the new catalogue is live once the documents of ${live} carry catalogue_version ${this.#version}, and ${this.#buildUid} then holds the previous one (delete it)`,
+        { cause: markerFailure },
       );
     }
     throw new MeiliTaskError(
