@@ -90,4 +90,41 @@ describe.skipIf(skip !== undefined)(`${SUITE}${skip ? ` (skipped: ${skip})` : ''
     expect(await liveIds()).toEqual(before);
     expect((await indexes()).filter((uid) => uid.startsWith(`${LIVE}_build_`))).toEqual([]);
   }, 120_000);
+
+  it('refuses to swap in a build when another run replaced the catalogue meanwhile, naming that run', async () => {
+    const small = await writeDataFile(join(dir, 'first.json'), FIXTURE_QUOTES.map(dataRecord), 'json');
+    expect((await finished(start(small))).code).toBe(0);
+    const other = await writeDataFile(
+      join(dir, 'other.ndjson'),
+      [...syntheticQuotes(2_500)].map(dataRecord),
+      'ndjson',
+    );
+    const slow = await writeDataFile(
+      join(dir, 'slow.ndjson'),
+      [...syntheticQuotes(6_000, { firstId: 1_000_001 })].map(dataRecord),
+      'ndjson',
+    );
+    const child = start(slow);
+    const result = finished(child);
+    while (!(await indexes()).some((uid) => uid.startsWith(`${LIVE}_build_`))) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Held while a second run replaces the catalogue from start to end.
+    child.kill('SIGSTOP');
+    const winner = await finished(start(other));
+    child.kill('SIGCONT');
+    expect(winner.code, winner.stderr).toBe(0);
+    const version = /\(version ([^)]+)\)/.exec(winner.stdout)?.[1];
+    expect(version).toBeDefined();
+    const { code, stdout, stderr } = await result;
+    expect(code, stderr).toBe(3);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(
+      `another indexer run replaced ${LIVE} (version ${version}) while this one was building`,
+    );
+    const ids = await liveIds();
+    expect(ids).toHaveLength(2_500);
+    expect(ids[ids.length - 1]).toBeLessThan(1_000_000);
+    expect((await indexes()).filter((uid) => uid.includes('_build_'))).toEqual([]);
+  }, 180_000);
 });

@@ -201,6 +201,24 @@ async function fakeEngine() {
         .map((doc) => (fields === undefined ? doc : Object.fromEntries(fields.map((f) => [f, doc[f]]))));
       return [200, { results, offset, limit, total: all.length }];
     }
+    // Only what the builder searches for: the catalogue version of the index's first document.
+    if (parts[0] === 'indexes' && parts[2] === 'search' && method === 'POST') {
+      const index = indexes.get(parts[1] as string);
+      if (index === undefined) return [404, apiError('index_not_found', 'not found')];
+      const first = index.documents.values().next().value;
+      const hits = first === undefined ? [] : [{ catalogue_version: first.catalogue_version }];
+      return [
+        200,
+        {
+          hits,
+          query: '',
+          processingTimeMs: 0,
+          limit: 1,
+          offset: 0,
+          estimatedTotalHits: index.documents.size,
+        },
+      ];
+    }
     if (parts[0] === 'indexes' && parts[2] === 'documents' && method === 'PUT') {
       const uid = parts[1] as string;
       return [
@@ -398,6 +416,9 @@ describe('the Meilisearch build protocol', () => {
     const trace = engine.trace().filter((t) => !t.startsWith('GET /tasks/'));
     expect(trace).toEqual([
       'GET /indexes',
+      // The live catalogue's version as the build starts, and again just before the swap: a
+      // catalogue another run swapped in meanwhile is not replaced.
+      'POST /indexes/quotes/search',
       'POST /indexes',
       'PATCH /indexes/<build>/settings',
       'POST /indexes/<build>/documents',
@@ -419,9 +440,10 @@ describe('the Meilisearch build protocol', () => {
       `POST /indexes/quotes_works_build_${info.version}/documents`,
       `GET /indexes/quotes_works_build_${info.version}/stats`,
       'GET /indexes/quotes_works',
+      'POST /indexes/quotes/search',
       'POST /swap-indexes',
     ]);
-    const create = engine.calls[1] as Call;
+    const create = engine.calls.find((c) => c.method === 'POST' && c.path === '/indexes') as Call;
     const build = (JSON.parse(create.body) as { uid: string }).uid;
     expect(JSON.parse(create.body)).toEqual({ uid: build, primaryKey: 'id' });
     expect(build).toBe(`quotes_build_${info.version}`);
@@ -794,7 +816,10 @@ describe.skipIf(skip !== undefined)(
         `left_a_build_${old}`,
         `left_a_authors_build_${old}`,
         `left_a_works_build_${old}`,
+        // The marker of a swap the key could not see, left by a run stopped while settling it.
+        `left_a_build_${old}_swapped`,
         `left_a_build_${recent}`,
+        `left_a_build_${recent}_swapped`,
         'left_a_build_by-hand',
       ];
       for (const uid of planted) await admin.createIndex(uid).waitTask();
@@ -809,14 +834,12 @@ describe.skipIf(skip !== undefined)(
       const left = (await admin.getRawIndexes({ limit: 1000 })).results
         .map((i) => i.uid)
         .filter((uid) => uid.startsWith('left_a'));
-      expect(left.sort()).toEqual([`left_a_build_${recent}`, 'left_a_build_by-hand'].sort());
+      const kept = [`left_a_build_${recent}`, `left_a_build_${recent}_swapped`, 'left_a_build_by-hand'];
+      expect(left.sort()).toEqual(kept.sort());
       const warned = logger.lines
         .filter((l) => l.level === 'warn')
         .map((l) => [...(l.obj as { indexes: string[] }).indexes].sort());
-      expect(warned).toEqual([
-        planted.slice(0, 3).sort(),
-        [`left_a_build_${recent}`, 'left_a_build_by-hand'].sort(),
-      ]);
+      expect(warned).toEqual([planted.slice(0, 4).sort(), kept.sort()]);
     });
 
     it('creates both keys once, finds them again, and re-creates one whose scope changed', async () => {
@@ -866,14 +889,43 @@ describe.skipIf(skip !== undefined)(
       ).toBe(info.version);
     });
 
+    it('reports the swap it could not see as done when the engine failed only after running it', async () => {
+      const keys = await ensureKeys(admin, 'marker_a');
+      const indexer = keys.get('indexer.key') as string;
+      await build(indexer, 'marker_a', TEN);
+      const proxy = await delayingProxy(real.host);
+      // The engine fails every index creation once the swap is enqueued: the marker's too.
+      proxy.refuse.when = (method, path) =>
+        method === 'POST' && path === '/indexes' && proxy.requests.some((r) => r.path === '/swap-indexes');
+      try {
+        const builder = await createMeiliBuilder({ host: proxy.url, apiKey: indexer, index: 'marker_a' });
+        await builder.add(OTHER);
+        const info = await builder.commit().catch(async (error: unknown) => {
+          await builder.abort();
+          throw error;
+        });
+        expect(proxy.refuse.count).toBe(1);
+        expect(await idsIn('marker_a')).toEqual(OTHER.map((q) => q.id).sort((a, b) => a - b));
+        const live = await admin.index('marker_a').getDocuments<{ catalogue_version: string }>({ limit: 1 });
+        expect(live.results[0]?.catalogue_version).toBe(info.version);
+      } finally {
+        await proxy.close();
+      }
+    });
+
     it('reads the live index again when its read after a swap the key cannot see fails for a moment', async () => {
       const keys = await ensureKeys(admin, 'hidden_a');
       const indexer = keys.get('indexer.key') as string;
       await build(indexer, 'hidden_a', TEN);
       const proxy = await delayingProxy(real.host);
       // The first read of the live index's version, which tells whether the swap went through.
+      // The reads before it (as the build starts, and just before the swap) are left alone.
+      const search = (method: string, path: string) =>
+        method === 'POST' && path === '/indexes/hidden_a/search';
       proxy.refuse.when = (method, path) =>
-        proxy.refuse.count === 0 && method === 'POST' && path === '/indexes/hidden_a/search';
+        proxy.refuse.count === 0 &&
+        search(method, path) &&
+        proxy.requests.filter((r) => search(r.method, r.path)).length === 3;
       try {
         const builder = await createMeiliBuilder({ host: proxy.url, apiKey: indexer, index: 'hidden_a' });
         await builder.add(OTHER);

@@ -89,9 +89,12 @@ function newVersion(): string {
   return `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
 
-/** When the build of a {@link newVersion} started; undefined for any other text. */
+/**
+ * When the build of a {@link newVersion} started; undefined for any other text. A swap's marker
+ * (`<build>_swapped`) counts as its build: a run stopped while settling its swap leaves it too.
+ */
 function versionStartedAt(version: string): number | undefined {
-  const match = /^([0-9a-z]{1,12})-[0-9a-f]{8}$/.exec(version);
+  const match = /^([0-9a-z]{1,12})-[0-9a-f]{8}(?:_swapped)?$/.exec(version);
   return match === null ? undefined : Number.parseInt(match[1] as string, 36);
 }
 
@@ -159,6 +162,12 @@ export class MeiliTaskError extends CodedError {
   }
 }
 
+/** Another run swapped its catalogue in while this one was building: this build is not swapped in. */
+export class MeiliConcurrentRunError extends CodedError {
+  override name = 'MeiliConcurrentRunError';
+  readonly code = 'concurrent_run';
+}
+
 class MeiliBuilder implements CatalogueBuilder {
   readonly #options: MeiliBuilderOptions;
   readonly #client: Meilisearch;
@@ -187,6 +196,8 @@ class MeiliBuilder implements CatalogueBuilder {
   #swapPending = false;
   #finished = false;
   #aborting: Promise<void> | undefined;
+  /** The live catalogue's version when this build started (undefined: none, or one without it). */
+  #liveAtStart: string | undefined;
   /** The authors and works of the quotes added, and the uids of their build indexes. */
   readonly #directory = new DirectoryCollector();
   #directoryBuilds: { authors: string; works: string } | undefined;
@@ -239,6 +250,7 @@ class MeiliBuilder implements CatalogueBuilder {
         'Meilisearch holds build indexes of interrupted runs (or of a run in progress); delete them once no indexer runs, or the first run a day after they were started will',
       );
     }
+    this.#liveAtStart = await this.#liveVersion();
     this.#created = true;
     await this.#run(`create index ${this.#buildUid}`, () =>
       this.#client.createIndex(this.#buildUid, { primaryKey: 'id' }),
@@ -295,6 +307,7 @@ class MeiliBuilder implements CatalogueBuilder {
     const live = this.#options.index;
     const firstRun = !(await this.#exists(live));
     const directory = await this.#buildDirectory();
+    await this.#assertLiveUnchanged();
     const what = `swap ${this.#buildUid} into ${live}`;
     const swap = await this.#call(what, () =>
       this.#client.swapIndexes([
@@ -347,6 +360,36 @@ class MeiliBuilder implements CatalogueBuilder {
       'Meilisearch catalogue swapped in',
     );
     return { version: this.#version, count: this.#count };
+  }
+
+  /** The version of the live catalogue; undefined when there is none (or it carries none). */
+  async #liveVersion(): Promise<string | undefined> {
+    const live = this.#options.index;
+    try {
+      const { hits } = await this.#client.index<MeiliQuoteDocument>(live).search(null, {
+        limit: 1,
+        attributesToRetrieve: ['catalogue_version'],
+      });
+      const version = hits[0]?.catalogue_version;
+      return typeof version === 'string' ? version : undefined;
+    } catch (error) {
+      if (error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found') return undefined;
+      throw this.#describe(error, `read the version of ${live}`);
+    }
+  }
+
+  /**
+   * Refuses the swap when another run replaced the live catalogue since this build started: both
+   * swaps would succeed, and the one that ran last would silently undo the other, whichever file
+   * was newer. The run that swaps first wins; this one is discarded, saying which run won.
+   */
+  async #assertLiveUnchanged(): Promise<void> {
+    const now = await this.#liveVersion();
+    if (now === this.#liveAtStart) return;
+    const live = this.#options.index;
+    throw new MeiliConcurrentRunError(
+      `another indexer run replaced ${live} (version ${now ?? 'none'}) while this one was building on version ${this.#liveAtStart ?? 'none'}; this run's catalogue was discarded and ${live} kept as that run left it: run this one again to replace it`,
+    );
   }
 
   /**
@@ -437,15 +480,25 @@ class MeiliBuilder implements CatalogueBuilder {
    */
   async #settleHiddenSwap(what: string): Promise<void> {
     const marker = `${this.#buildUid}_swapped`;
-    await this.#run(`create the marker index ${marker}`, () => this.#client.createIndex(marker));
-    await this.#run(`delete the marker index ${marker}`, () => this.#client.deleteIndex(marker)).catch(
-      (error: unknown) => {
-        this.#options.logger?.warn(
-          { index: marker, err: String(error) },
-          'a marker index could not be deleted',
-        );
-      },
-    );
+    // A marker that could not be made says nothing of the swap, which is enqueued and may well
+    // have run: the live version still decides, only it can no longer prove a failure.
+    let markerFailure: unknown;
+    try {
+      await this.#run(`create the marker index ${marker}`, () => this.#client.createIndex(marker));
+    } catch (error) {
+      if (error instanceof MeiliTaskError && error.ended) throw error;
+      markerFailure = error;
+    }
+    if (markerFailure === undefined) {
+      await this.#run(`delete the marker index ${marker}`, () => this.#client.deleteIndex(marker)).catch(
+        (error: unknown) => {
+          this.#options.logger?.warn(
+            { index: marker, err: String(error) },
+            'a marker index could not be deleted',
+          );
+        },
+      );
+    }
     const live = this.#options.index;
     const read = () =>
       this.#call(`read the version of ${live}`, () =>
@@ -467,11 +520,20 @@ class MeiliBuilder implements CatalogueBuilder {
         continue;
       }
       if (hits[0]?.catalogue_version === this.#version) return;
+      if (markerFailure !== undefined) break;
       throw new MeiliTaskError(
         `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
         {
           ended: true,
         },
+      );
+    }
+    if (markerFailure !== undefined) {
+      // The swap may still run: the build then holds the previous catalogue, so it is kept.
+      this.#swapPending = true;
+      throw new MeiliTaskError(
+        `${(markerFailure as Error).message}; whether the swap has run could not be told: the new catalogue is live once the documents of ${live} carry catalogue_version ${this.#version}, and ${this.#buildUid} then holds the previous one (delete it)`,
+        { cause: markerFailure },
       );
     }
     throw new MeiliTaskError(
