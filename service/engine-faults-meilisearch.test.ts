@@ -4,8 +4,10 @@
  * wrong data, `/ready` says so, and the service serves again once the engine answers right.
  */
 import type { FastifyInstance } from 'fastify';
+import { Meilisearch } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from './app.ts';
+import { MEILI_SETTINGS } from './catalogue/meilisearch/request.ts';
 import { loadConfig } from './config.ts';
 import { errorOf, get } from './test-app.ts';
 import { type DelayingProxy, delayingProxy } from './test-support/delaying-proxy.ts';
@@ -113,4 +115,41 @@ describe.skipIf('skip' in source)('a Meilisearch that answers garbled', () => {
       for (const url of quotePaths()) expect((await get(service, url)).statusCode, url).toBe(200);
     });
   }
+
+  it('answers 503 naming the indexer, not 500, while the live index filters and sorts on none of its attributes', async () => {
+    const service = app as FastifyInstance;
+    const admin = new Meilisearch({
+      host: (engine as MeiliEngine).host,
+      apiKey: (engine as MeiliEngine).masterKey,
+      timeout: 10_000,
+    });
+    const live = admin.index((catalogue as MeiliCatalogue).env.MEILI_INDEX as string);
+    // Settings another tool (or a hand) set on the live index, the documents left as they are.
+    await live
+      .updateSettings({ filterableAttributes: [], sortableAttributes: [] })
+      .waitTask({ timeout: 60_000 });
+    try {
+      logs.length = 0;
+      for (const url of [
+        `/quotes?author=jane+austen&limit=${fresh()}`,
+        `/quotes?sort=author&limit=${fresh()}`,
+        `/api/v1/quotes?genre=gothic&limit=${fresh()}`,
+      ]) {
+        const response = await get(service, url);
+        expect(response.statusCode, url).toBe(503);
+        expect(errorOf(response).error, url).toBe('service_unavailable');
+      }
+      const levels = logs.map((line) => (JSON.parse(line) as { level: number }).level);
+      expect(levels.filter((level) => level >= 50)).toEqual([]);
+      expect(logs.join('\n')).toMatch(/run the indexer to rebuild it/);
+    } finally {
+      await live
+        .updateSettings({
+          filterableAttributes: MEILI_SETTINGS.filterableAttributes,
+          sortableAttributes: MEILI_SETTINGS.sortableAttributes,
+        })
+        .waitTask({ timeout: 60_000 });
+    }
+    expect((await get(service, `/quotes?author=jane+austen&limit=${fresh()}`)).statusCode).toBe(200);
+  });
 });

@@ -64,6 +64,7 @@ import {
   inEngineOrder,
   infoRequest,
   MAX_DEEP_READS,
+  MEILI_SETTINGS,
   type MeiliQuoteDocument,
   pageRequest,
   pickRequest,
@@ -1343,6 +1344,8 @@ async function withFilterFields<T>(filters: Filters, call: Promise<T>): Promise<
  * that are, which say nothing of what is missing.
  */
 function unfilterable(error: unknown): string[] {
+  // An attribute the indexer declares is already an outage (toPortError): its cause names it.
+  if (error instanceof CatalogueUnavailableError) return unfilterable(error.cause);
   if (
     !(error instanceof MeilisearchApiError) ||
     !['invalid_document_filter', 'invalid_search_filter'].includes(error.cause?.code ?? '')
@@ -1399,7 +1402,7 @@ export function toPortError(
         retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
       });
     }
-    if (code !== undefined && OLDER_INDEX_CODES.has(code) && namesNewAttribute(error.message)) {
+    if (code !== undefined && OLDER_INDEX_CODES.has(code) && namesIndexedAttribute(error.message)) {
       return new CatalogueUnavailableError(
         `Meilisearch index '${where.index}' lacks attributes this release reads (${code}): run the indexer to rebuild it`,
         { cause: error },
@@ -1433,8 +1436,9 @@ export function toPortError(
 
 /**
  * Codes the engine answers to a filter, sort or facet on an attribute its index does not declare.
- * On an attribute added by a later release ({@link NEWER_ATTRIBUTES}) that means an index built
- * before it, cured by the indexer (503); on any other attribute, a bug of the request (500).
+ * On an attribute the indexer declares ({@link INDEXED_ATTRIBUTES}) that means an index whose
+ * settings are not the indexer's (built by an earlier release, or changed since), cured by the
+ * indexer (503); on any other attribute, a bug of the request (500).
  */
 const OLDER_INDEX_CODES = new Set([
   'invalid_document_filter',
@@ -1444,8 +1448,11 @@ const OLDER_INDEX_CODES = new Set([
   'invalid_search_facets',
 ]);
 
-/** Attributes an index built by an earlier release lacks, besides the chunks of text sorts (`author_sort_2`...). */
-const NEWER_ATTRIBUTES = ['language'];
+/** The attributes the indexer makes filterable or sortable, which the requests of this release name. */
+const INDEXED_ATTRIBUTES: ReadonlySet<string> = new Set([
+  ...MEILI_SETTINGS.filterableAttributes,
+  ...MEILI_SETTINGS.sortableAttributes,
+]);
 
 /**
  * The facets every quote has exactly one value of. A quote has several genres, and a quote whose
@@ -1454,12 +1461,13 @@ const NEWER_ATTRIBUTES = ['language'];
 const ONE_VALUE_PER_QUOTE: ReadonlySet<FacetField> = new Set(['author', 'work', 'category']);
 
 /**
- * Whether the attribute an engine message refuses (`Attribute \`language\` is not filterable.
- * Available…`: the first one it names) is one of {@link NEWER_ATTRIBUTES} or a sort chunk.
+ * Whether the attributes an engine message refuses (`Attribute \`language\` is not filterable.
+ * Available…`, `Attributes \`a, b\` are…`, `…, attribute \`a\` is not filterable`: the first ones
+ * it names, not those it goes on to list as available) are all {@link INDEXED_ATTRIBUTES}.
  */
-function namesNewAttribute(message: string): boolean {
-  const refused = /`([^`]+)`/.exec(message)?.[1];
-  return refused !== undefined && (NEWER_ATTRIBUTES.includes(refused) || /_sort_\d+$/.test(refused));
+function namesIndexedAttribute(message: string): boolean {
+  const refused = /[Aa]ttributes? `([^`]+)`/.exec(message)?.[1];
+  return refused?.split(', ').every((attribute) => INDEXED_ATTRIBUTES.has(attribute)) === true;
 }
 
 /** The system error code behind a failed fetch (ECONNREFUSED, ENOTFOUND...), or its message. */
