@@ -3,7 +3,13 @@
  * counts the requests it has in flight and keeps what each asked: what the service's engine
  * reads look like when the engine is slow, and what they are, without a stand-in for the engine.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface DelayingProxy {
@@ -20,7 +26,22 @@ export interface DelayingProxy {
    * those `refuse.when` picks (set it at any time), counted in `refuse.count`.
    */
   refuse: { when: (method: string, path: string) => boolean; count: number };
+  /**
+   * The engine's answers as a faulty engine or proxy would garble them: `tamper.with` is handed
+   * each request and the engine's whole answer, and returns true when it has answered `res`
+   * itself (or cut it short); false passes the answer on unchanged. Set it at any time.
+   */
+  tamper: {
+    with: (request: { method: string; path: string }, answer: EngineAnswer, res: ServerResponse) => boolean;
+  };
   close(): Promise<void>;
+}
+
+/** An answer of the engine, read whole. */
+export interface EngineAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
 }
 
 export async function delayingProxy(target: string): Promise<DelayingProxy> {
@@ -29,6 +50,7 @@ export async function delayingProxy(target: string): Promise<DelayingProxy> {
   const inFlight = { now: 0, most: 0 };
   const requests: DelayingProxy['requests'] = [];
   const refuse: DelayingProxy['refuse'] = { when: () => false, count: 0 };
+  const tamper: DelayingProxy['tamper'] = { with: () => false };
   const server = createServer((req, res) => {
     const seen = { method: req.method ?? '', path: req.url ?? '', body: '' };
     requests.push(seen);
@@ -56,11 +78,21 @@ export async function delayingProxy(target: string): Promise<DelayingProxy> {
         headers: req.headers,
       },
       (answer) => {
-        setTimeout(() => {
-          if (res.destroyed) return;
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        }, delay.ms);
+        const parts: Buffer[] = [];
+        answer.on('data', (part: Buffer) => parts.push(part));
+        answer.on('error', () => res.destroy());
+        answer.on('end', () => {
+          const whole = {
+            status: answer.statusCode ?? 502,
+            headers: answer.headers,
+            body: Buffer.concat(parts),
+          };
+          setTimeout(() => {
+            if (res.destroyed || tamper.with(seen, whole, res)) return;
+            res.writeHead(whole.status, whole.headers);
+            res.end(whole.body);
+          }, delay.ms);
+        });
       },
     );
     forward.on('error', () => res.destroy());
@@ -74,6 +106,7 @@ export async function delayingProxy(target: string): Promise<DelayingProxy> {
     inFlight,
     requests,
     refuse,
+    tamper,
     async close() {
       server.closeAllConnections();
       await new Promise((done) => server.close(done));

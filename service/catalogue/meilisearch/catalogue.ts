@@ -64,6 +64,7 @@ import {
   inEngineOrder,
   infoRequest,
   MAX_DEEP_READS,
+  MEILI_SETTINGS,
   type MeiliQuoteDocument,
   pageRequest,
   pickRequest,
@@ -237,22 +238,26 @@ class MeiliCatalogue implements CatalogueIndex {
         fetch: <T>(index: string, request: FetchRequest) => {
           const deadline = this.#deadline();
           return this.#call(
-            () =>
-              this.#http.post<FetchResponse<T>>({
-                path: `indexes/${encodeURIComponent(index)}/documents/fetch`,
-                body: request,
-                deadline,
-              }),
+            async () =>
+              documentsAnswer(
+                await this.#http.post<FetchResponse<T>>({
+                  path: `indexes/${encodeURIComponent(index)}/documents/fetch`,
+                  body: request,
+                  deadline,
+                }),
+              ),
             index,
           );
         },
         search: (request: object) => {
           const deadline = this.#deadline();
-          return this.#call(() =>
-            this.#http.post<{
-              hits: { catalogue_version?: string }[];
-              facetDistribution?: Record<string, Record<string, number>>;
-            }>({ path: this.#searchPath, body: request, deadline }),
+          return this.#call(async () =>
+            searchAnswer(
+              await this.#http.post<{
+                hits: { catalogue_version?: string }[];
+                facetDistribution?: Record<string, Record<string, number>>;
+              }>({ path: this.#searchPath, body: request, deadline }),
+            ),
           );
         },
       },
@@ -516,7 +521,7 @@ class MeiliCatalogue implements CatalogueIndex {
           body.copy(own);
           return own;
         }
-        return parseAnswer<object>(body);
+        return documentAnswer(parseAnswer<object>(body));
       });
     } catch (error) {
       if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
@@ -710,13 +715,15 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   #facetSearch(request: object, deadline: number): Promise<FacetSearchResponse> {
-    return this.#call(() =>
-      this.#http.post<FacetSearchResponse>({
+    return this.#call(async () => {
+      const answer = await this.#http.post<FacetSearchResponse>({
         path: this.#searchPath,
         body: request,
         deadline,
-      }),
-    );
+      });
+      if (!isObject(answer) || !isCount(answer.totalHits)) throw malformedAnswer('a facet search');
+      return answer;
+    });
   }
 
   async close(): Promise<void> {
@@ -890,12 +897,14 @@ class MeiliCatalogue implements CatalogueIndex {
     deadline: number,
   ): Promise<Record<string, unknown> | null> {
     try {
-      return await this.#call(() =>
-        this.#http.get<Record<string, unknown>>({
-          path: `indexes/${encodeURIComponent(this.#options.index)}/documents/${id}`,
-          params: { fields: fields.join(',') },
-          deadline,
-        }),
+      return await this.#call(async () =>
+        documentAnswer(
+          await this.#http.get<Record<string, unknown>>({
+            path: `indexes/${encodeURIComponent(this.#options.index)}/documents/${id}`,
+            params: { fields: fields.join(',') },
+            deadline,
+          }),
+        ),
       );
     } catch (error) {
       if (error instanceof MeilisearchApiError && error.cause?.code === 'document_not_found') {
@@ -908,12 +917,14 @@ class MeiliCatalogue implements CatalogueIndex {
 
   #search(request: SearchRequest, deadline: number): Promise<SearchResponse> {
     return withSearchFields(
-      this.#call(() =>
-        this.#http.post<SearchResponse>({
-          path: this.#searchPath,
-          body: request,
-          deadline,
-        }),
+      this.#call(async () =>
+        searchAnswer(
+          await this.#http.post<SearchResponse>({
+            path: this.#searchPath,
+            body: request,
+            deadline,
+          }),
+        ),
       ),
     );
   }
@@ -921,13 +932,18 @@ class MeiliCatalogue implements CatalogueIndex {
   async #multiSearch(requests: SearchRequest[], deadline: number): Promise<SearchResponse[]> {
     const queries = requests.map((request) => ({ indexUid: this.#options.index, ...request }));
     const answer = await withSearchFields(
-      this.#call(() =>
-        this.#http.post<{ results: SearchResponse[] }>({
+      this.#call(async () => {
+        const answer = await this.#http.post<{ results: SearchResponse[] }>({
           path: 'multi-search',
           body: { queries },
           deadline,
-        }),
-      ),
+        });
+        if (!isObject(answer) || !Array.isArray(answer.results) || answer.results.length !== queries.length) {
+          throw malformedAnswer('a multi-search');
+        }
+        for (const result of answer.results) searchAnswer(result);
+        return answer;
+      }),
     );
     return answer.results;
   }
@@ -1120,12 +1136,14 @@ class MeiliCatalogue implements CatalogueIndex {
     return {
       fetch: (request: FetchRequest) => this.#fetch(request, deadline),
       search: (request: RunCountRequest) => {
-        return this.#call(() =>
-          this.#http.post<RunCountResponse>({
-            path: this.#searchPath,
-            body: request,
-            deadline,
-          }),
+        return this.#call(async () =>
+          searchAnswer(
+            await this.#http.post<RunCountResponse>({
+              path: this.#searchPath,
+              body: request,
+              deadline,
+            }),
+          ),
         );
       },
     };
@@ -1146,14 +1164,14 @@ class MeiliCatalogue implements CatalogueIndex {
         const body = await this.#http.postBytes({ path: this.#fetchPath, body: ordered.request, deadline });
         return (
           rawVersionedPage(body, fields, ordered.version) ??
-          parseAnswer<FetchResponse<MeiliQuoteDocument>>(body)
+          documentsAnswer(parseAnswer<FetchResponse<MeiliQuoteDocument>>(body))
         );
       });
       if ('items' in answer || ofVersion(answer, ordered.version)) return answer;
     }
     return this.#call(async () => {
       const body = await this.#http.postBytes({ path: this.#fetchPath, body: request, deadline });
-      return rawPage(body, fields) ?? parseAnswer<FetchResponse<MeiliQuoteDocument>>(body);
+      return rawPage(body, fields) ?? documentsAnswer(parseAnswer<FetchResponse<MeiliQuoteDocument>>(body));
     });
   }
 
@@ -1172,12 +1190,14 @@ class MeiliCatalogue implements CatalogueIndex {
   }
 
   #post(request: FetchRequest, deadline: number): Promise<FetchResponse<MeiliQuoteDocument>> {
-    return this.#call(() =>
-      this.#http.post<FetchResponse<MeiliQuoteDocument>>({
-        path: this.#fetchPath,
-        body: request,
-        deadline,
-      }),
+    return this.#call(async () =>
+      documentsAnswer(
+        await this.#http.post<FetchResponse<MeiliQuoteDocument>>({
+          path: this.#fetchPath,
+          body: request,
+          deadline,
+        }),
+      ),
     );
   }
 
@@ -1214,6 +1234,45 @@ class MeiliCatalogue implements CatalogueIndex {
       throw portError;
     }
   }
+}
+
+/**
+ * `answer` when it is a documents read's answer: a list of documents and an exact total. Anything
+ * else (an engine of another version, a proxy answering 200 for it, an empty body) is an outage
+ * of the engine, not a bug of the service: read on as a page, it would fail deep in a route as a
+ * 500 while `/ready` still said ready.
+ */
+function documentsAnswer<T>(answer: FetchResponse<T>): FetchResponse<T> {
+  if (!isObject(answer) || !isCount(answer.total) || !Array.isArray(answer.results)) {
+    throw malformedAnswer('a documents read');
+  }
+  for (const hit of answer.results) if (!isObject(hit)) throw malformedAnswer('a documents read');
+  return answer;
+}
+
+/** `answer` when it is one document ({@link documentsAnswer}). */
+function documentAnswer<T>(answer: T): T {
+  if (!isObject(answer)) throw malformedAnswer('a document read');
+  return answer;
+}
+
+/** `answer` when it is a search's answer: a list of hits ({@link documentsAnswer}). */
+function searchAnswer<T extends { hits: unknown[] }>(answer: T): T {
+  if (!isObject(answer) || !Array.isArray(answer.hits)) throw malformedAnswer('a search');
+  for (const hit of answer.hits) if (!isObject(hit)) throw malformedAnswer('a search');
+  return answer;
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
+}
+
+function malformedAnswer(read: string): CatalogueUnavailableError {
+  return new CatalogueUnavailableError(`Meilisearch answered ${read} with JSON of another shape`);
 }
 
 /** Whether every document of `answer` was written by the build of `version`. */
@@ -1285,6 +1344,8 @@ async function withFilterFields<T>(filters: Filters, call: Promise<T>): Promise<
  * that are, which say nothing of what is missing.
  */
 function unfilterable(error: unknown): string[] {
+  // An attribute the indexer declares is already an outage (toPortError): its cause names it.
+  if (error instanceof CatalogueUnavailableError) return unfilterable(error.cause);
   if (
     !(error instanceof MeilisearchApiError) ||
     !['invalid_document_filter', 'invalid_search_filter'].includes(error.cause?.code ?? '')
@@ -1298,7 +1359,7 @@ function unfilterable(error: unknown): string[] {
 /** The exact number of matches of a search read by page (see meilisearch/search.ts). */
 function exactTotal(response: SearchResponse): number {
   const total = response.totalHits ?? response.estimatedTotalHits;
-  if (total === undefined) throw new Error('a Meilisearch search answered without a number of hits');
+  if (!isCount(total)) throw malformedAnswer('a search (no number of hits)');
   return total;
 }
 
@@ -1341,7 +1402,7 @@ export function toPortError(
         retryAfterSeconds: ENGINE_BUSY_RETRY_AFTER_S,
       });
     }
-    if (code !== undefined && OLDER_INDEX_CODES.has(code) && namesNewAttribute(error.message)) {
+    if (code !== undefined && OLDER_INDEX_CODES.has(code) && namesIndexedAttribute(error.message)) {
       return new CatalogueUnavailableError(
         `Meilisearch index '${where.index}' lacks attributes this release reads (${code}): run the indexer to rebuild it`,
         { cause: error },
@@ -1375,8 +1436,9 @@ export function toPortError(
 
 /**
  * Codes the engine answers to a filter, sort or facet on an attribute its index does not declare.
- * On an attribute added by a later release ({@link NEWER_ATTRIBUTES}) that means an index built
- * before it, cured by the indexer (503); on any other attribute, a bug of the request (500).
+ * On an attribute the indexer declares ({@link INDEXED_ATTRIBUTES}) that means an index whose
+ * settings are not the indexer's (built by an earlier release, or changed since), cured by the
+ * indexer (503); on any other attribute, a bug of the request (500).
  */
 const OLDER_INDEX_CODES = new Set([
   'invalid_document_filter',
@@ -1386,8 +1448,11 @@ const OLDER_INDEX_CODES = new Set([
   'invalid_search_facets',
 ]);
 
-/** Attributes an index built by an earlier release lacks, besides the chunks of text sorts (`author_sort_2`...). */
-const NEWER_ATTRIBUTES = ['language'];
+/** The attributes the indexer makes filterable or sortable, which the requests of this release name. */
+const INDEXED_ATTRIBUTES: ReadonlySet<string> = new Set([
+  ...MEILI_SETTINGS.filterableAttributes,
+  ...MEILI_SETTINGS.sortableAttributes,
+]);
 
 /**
  * The facets every quote has exactly one value of. A quote has several genres, and a quote whose
@@ -1396,12 +1461,13 @@ const NEWER_ATTRIBUTES = ['language'];
 const ONE_VALUE_PER_QUOTE: ReadonlySet<FacetField> = new Set(['author', 'work', 'category']);
 
 /**
- * Whether the attribute an engine message refuses (`Attribute \`language\` is not filterable.
- * Available…`: the first one it names) is one of {@link NEWER_ATTRIBUTES} or a sort chunk.
+ * Whether the attributes an engine message refuses (`Attribute \`language\` is not filterable.
+ * Available…`, `Attributes \`a, b\` are…`, `…, attribute \`a\` is not filterable`: the first ones
+ * it names, not those it goes on to list as available) are all {@link INDEXED_ATTRIBUTES}.
  */
-function namesNewAttribute(message: string): boolean {
-  const refused = /`([^`]+)`/.exec(message)?.[1];
-  return refused !== undefined && (NEWER_ATTRIBUTES.includes(refused) || /_sort_\d+$/.test(refused));
+function namesIndexedAttribute(message: string): boolean {
+  const refused = /[Aa]ttributes? `([^`]+)`/.exec(message)?.[1];
+  return refused?.split(', ').every((attribute) => INDEXED_ATTRIBUTES.has(attribute)) === true;
 }
 
 /** The system error code behind a failed fetch (ECONNREFUSED, ENOTFOUND...), or its message. */

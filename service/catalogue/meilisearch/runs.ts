@@ -27,6 +27,7 @@
  */
 import { MeilisearchApiError } from 'meilisearch';
 import {
+  CatalogueUnavailableError,
   type Direction,
   type ListQuery,
   normaliseSort,
@@ -159,7 +160,10 @@ export async function readPageNarrowed(
     return await range.slice(offset, Math.min(offset + query.limit, total));
   } catch (error) {
     if (error instanceof Swapped) return undefined;
-    if (error instanceof MeilisearchApiError && error.response.status === 400) return undefined;
+    // A refusal of an attribute the indexer declares comes as an outage (catalogue.ts toPortError):
+    // here it only means the index cannot count, and the page is read the plain way.
+    const refusal = error instanceof CatalogueUnavailableError ? error.cause : error;
+    if (refusal instanceof MeilisearchApiError && refusal.response.status === 400) return undefined;
     throw error;
   }
 }
