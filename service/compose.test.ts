@@ -990,6 +990,46 @@ describe.skipIf(skipStack !== undefined)('the compose stack, end to end', () => 
     expect(await replicas()).toHaveLength(3);
   }, 600_000);
 
+  it.skipIf(onSqlite)(
+    'answers 503 through the proxy within about MEILI_TIMEOUT_MS while the engine hangs, and serves again once it answers',
+    async () => {
+      const engine = (await compose(['ps', '-q', 'meilisearch'])).stdout.trim();
+      await phase('engine hung', async () => {
+        const paused = await run('docker', ['pause', engine]);
+        expect([paused.code, paused.stderr]).toEqual([0, '']);
+        const answers = [];
+        try {
+          // Pages no other phase asks for: a replica's answer cache cannot hold them.
+          for (const page of [2, 3, 4]) {
+            const began = performance.now();
+            const res = await get(`/quotes?limit=13&page=${page}`);
+            const body = (await res.json()) as { error?: string };
+            answers.push({
+              status: res.status,
+              error: body.error,
+              seconds: (performance.now() - began) / 1000,
+            });
+          }
+        } finally {
+          await run('docker', ['unpause', engine]);
+        }
+        console.log(`[compose] while the engine hung: ${JSON.stringify(answers)}`);
+        // The replica gives up at MEILI_TIMEOUT_MS (2 s); the proxy must not then wait as long again
+        // on another replica of the same engine.
+        for (const { status, error, seconds } of answers) {
+          expect({ status, error }).toEqual({ status: 503, error: 'service_unavailable' });
+          expect(seconds).toBeLessThan(3);
+        }
+        await waitFor(
+          'an answer once the engine runs again',
+          async () => (await get('/quotes?limit=13&page=5')).status === 200,
+          60_000,
+        );
+      });
+    },
+    300_000,
+  );
+
   it('limits one client to RATE_LIMIT_MAX a minute across three replicas (rate-limit script through the proxy)', async () => {
     await phase('k6 rate-limit', async () => {
       await rollout([], { LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '20' });
