@@ -39,7 +39,13 @@ import {
   type SortKey,
 } from '../port.ts';
 import { openSqliteCatalogue } from '../sqlite/catalogue.ts';
-import { COUNT_TTL_MS, ENGINE_BUSY_RETRY_AFTER_S, INFO_TTL_MS, openMeiliCatalogue } from './catalogue.ts';
+import {
+  COUNT_TTL_MS,
+  ENGINE_BUSY_RETRY_AFTER_S,
+  INFO_TTL_MS,
+  openMeiliCatalogue,
+  toPortError,
+} from './catalogue.ts';
 import {
   buildFilter,
   countRequest,
@@ -1378,6 +1384,31 @@ describe('the read protocol', () => {
     expect(error).toBeInstanceOf(CatalogueUnavailableError);
     expect((error as Error).message).toMatch(/run the indexer to rebuild it/);
   });
+
+  it.each([
+    [
+      'an authors index',
+      'quotes_authors',
+      'invalid_document_sort',
+      'Attribute `name_sort_2` is not sortable.',
+    ],
+    ['a works index', 'quotes_works', 'invalid_document_sort', 'Attribute `title_sort_3` is not sortable.'],
+    ['a works index', 'quotes_works', 'invalid_document_filter', 'Attribute `author_id` is not filterable.'],
+    ['the quotes index', 'quotes', 'invalid_document_sort', 'Attribute `author_sort_2` is not sortable.'],
+  ])(
+    'reads a refusal of an attribute the indexer declares on %s as an index to rebuild (%s, %s)',
+    (_, index, code, message) => {
+      const refusal = new MeilisearchApiError(new Response(null, { status: 400 }), {
+        message,
+        code,
+        type: 'invalid_request',
+        link: '',
+      });
+      const error = toPortError(refusal, { host: 'http://engine', index, timeoutMs: 1000 });
+      expect(error).toBeInstanceOf(CatalogueUnavailableError);
+      expect((error as Error).message).toMatch(/run the indexer to rebuild it/);
+    },
+  );
 
   it('reads a document without a language as a quote without one, as its record gave it', async () => {
     engine = await scriptedEngine(() => ({

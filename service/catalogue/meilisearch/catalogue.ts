@@ -41,7 +41,7 @@ import {
   type QuoteProjection,
 } from '../port.ts';
 import { distinctDrawer, drawDistinct } from '../sample.ts';
-import { MeiliDirectory } from './authors.ts';
+import { AUTHORS_SETTINGS, MeiliDirectory, WORKS_SETTINGS } from './authors.ts';
 import { type EngineHttp, engineHttp, parseAnswer } from './http.ts';
 import { isRawDocument, type RawPage, rawPage, rawVersionedPage } from './json.ts';
 import {
@@ -1448,11 +1448,16 @@ const OLDER_INDEX_CODES = new Set([
   'invalid_search_facets',
 ]);
 
-/** The attributes the indexer makes filterable or sortable, which the requests of this release name. */
-const INDEXED_ATTRIBUTES: ReadonlySet<string> = new Set([
-  ...MEILI_SETTINGS.filterableAttributes,
-  ...MEILI_SETTINGS.sortableAttributes,
-]);
+/**
+ * The attributes the indexer makes filterable or sortable in the quotes, authors and works
+ * indexes, which the requests of this release name.
+ */
+const INDEXED_ATTRIBUTES: ReadonlySet<string> = new Set(
+  [MEILI_SETTINGS, AUTHORS_SETTINGS, WORKS_SETTINGS].flatMap((settings) => [
+    ...settings.filterableAttributes,
+    ...settings.sortableAttributes,
+  ]),
+);
 
 /**
  * The facets every quote has exactly one value of. A quote has several genres, and a quote whose
