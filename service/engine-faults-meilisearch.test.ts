@@ -116,6 +116,35 @@ describe.skipIf('skip' in source)('a Meilisearch that answers garbled', () => {
     });
   }
 
+  const retyped: [string, RegExp, string][] = [
+    ['an id that is a string', /"id":(\d+)/g, '"id":"$1"'],
+    ['a genre that is not a list', /"genre":\[("[^"]*")[^\]]*\]/g, '"genre":$1'],
+    ['a quote length that is not a number', /"quote_length":(\d+)/g, '"quote_length":"$1"'],
+    ['an author that is a number', /"author":"[^"]*"/g, '"author":7'],
+  ];
+  for (const [name, field, replacement] of retyped) {
+    it(`answers 503, not 500, while the engine's documents carry ${name}, and serves again after`, async () => {
+      const service = app as FastifyInstance;
+      (proxy as DelayingProxy).tamper.with = (_request, answer, res) => {
+        res.writeHead(answer.status, { 'content-type': 'application/json' });
+        res.end(answer.body.toString('utf8').replace(field, replacement));
+        return true;
+      };
+      logs.length = 0;
+      for (const url of quotePaths()) {
+        const response = await get(service, url);
+        expect(response.statusCode, url).toBe(503);
+        expect(errorOf(response).error, url).toBe('service_unavailable');
+      }
+      const levels = logs.map((line) => (JSON.parse(line) as { level: number }).level);
+      expect(levels.filter((level) => level >= 50)).toEqual([]);
+
+      (proxy as DelayingProxy).tamper.with = () => false;
+      expect((await readyWhen(200)).statusCode).toBe(200);
+      for (const url of quotePaths()) expect((await get(service, url)).statusCode, url).toBe(200);
+    });
+  }
+
   it('answers 503 naming the indexer, not 500, while the live index filters and sorts on none of its attributes', async () => {
     const service = app as FastifyInstance;
     const admin = new Meilisearch({

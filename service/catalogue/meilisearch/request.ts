@@ -777,10 +777,38 @@ export function projectHit(hit: object, fields: readonly QuoteField[] | null): Q
         `document ${String(source.id)} of the Meilisearch index has no '${field}': run the indexer to rebuild it`,
       );
     }
+    // The response schema would coerce a number written as text, or a name written as a number,
+    // into an answer that looks right, and fail on a list that is not one: neither is a quote the
+    // indexer wrote.
+    if (!FIELD_TYPES[field](value)) {
+      throw new CatalogueUnavailableError(
+        `document ${String(source.id)} of the Meilisearch index has a '${field}' of another type: run the indexer to rebuild it`,
+      );
+    }
     out[field] = value;
   }
   return out as QuoteProjection;
 }
+
+const isCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
+const isText = (value: unknown): boolean => typeof value === 'string';
+const isTexts = (value: unknown): boolean => Array.isArray(value) && value.every(isText);
+
+/** What each field of a quote the indexer wrote holds. */
+const FIELD_TYPES: Record<QuoteField, (value: unknown) => boolean> = {
+  id: isCount,
+  author: isText,
+  author_id: isCount,
+  work: isText,
+  work_id: isCount,
+  category: isText,
+  genre: isTexts,
+  publish_date: isText,
+  quote_length: isCount,
+  source: isText,
+  quote: isText,
+  language: isText,
+};
 
 /** Index uid of a build: the live name plus a stamp, within the engine's uid alphabet. */
 export function buildIndexUid(live: string, stamp: string): string {
