@@ -14,7 +14,7 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { Meilisearch, MeilisearchApiError } from 'meilisearch';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureKeys, keySpecs } from '../../../deploy/meili-keys.ts';
-import { delayingProxy } from '../../test-support/delaying-proxy.ts';
+import { type DelayingProxy, delayingProxy } from '../../test-support/delaying-proxy.ts';
 import { FIXTURE_QUOTES } from '../../test-support/fixtures.ts';
 import { readerThroughProxy } from '../../test-support/meilisearch-catalogue.ts';
 import { announceSkip, type MeiliEngine, meiliEngineSource } from '../../test-support/meilisearch-engine.ts';
@@ -669,7 +669,9 @@ describe('the Meilisearch build protocol', () => {
   it('reports success when waiting for the swap failed but the swap went through', async () => {
     engine = await fakeEngine();
     await index(engine, TEN);
-    engine.faults.failPolls = { when: (task) => task.type === 'indexSwap', count: 2 };
+    // The look before waiting, then every attempt of the wait's poll: a single failed poll is
+    // only asked again.
+    engine.faults.failPolls = { when: (task) => task.type === 'indexSwap', count: 5 };
     const logger = recordingLogger();
     const builder = await createMeiliBuilder({ host: engine.host, apiKey: 'k', index: 'quotes', logger });
     await builder.add(OTHER);
@@ -937,6 +939,165 @@ describe.skipIf(skip !== undefined)(
       } finally {
         await proxy.close();
       }
+    });
+
+    describe('an engine that fails a read for a moment', () => {
+      const sortedIds = (quotes: readonly Quote[]) => quotes.map((q) => q.id).sort((a, b) => a - b);
+      const liveVersion = async (uid: string) =>
+        (await admin.index(uid).getDocuments<{ catalogue_version: string }>({ limit: 1 })).results[0]
+          ?.catalogue_version;
+      const buildIndexesOf = async (live: string) =>
+        (await admin.getRawIndexes({ limit: 1000 })).results
+          .map((i) => i.uid)
+          .filter((uid) => uid.startsWith(`${live}_`) && uid.includes('_build_'));
+      const taskPoll = (method: string, path: string) => method === 'GET' && /^\/tasks\/\d+$/.test(path);
+      /** The proxy has passed on a batch of documents: the build is under way. */
+      const documentsSent = (proxy: DelayingProxy) =>
+        proxy.requests.some((r) => r.method === 'POST' && /\/documents(\?|$)/.test(r.path));
+
+      it('goes on through a task poll answered 503 and a stats read whose connection is reset', async () => {
+        await build(real.masterKey, 'blip_a', TEN);
+        const proxy = await delayingProxy(real.host);
+        proxy.refuse.when = (method, path) =>
+          proxy.refuse.count === 0 && taskPoll(method, path) && documentsSent(proxy);
+        let resets = 0;
+        proxy.tamper.with = (request, _answer, res) => {
+          if (resets > 0 || !/^\/indexes\/blip_a_build_[^/]+\/stats$/.test(request.path)) return false;
+          resets++;
+          res.destroy();
+          return true;
+        };
+        const logger = recordingLogger();
+        try {
+          const builder = await createMeiliBuilder({
+            host: proxy.url,
+            apiKey: real.masterKey,
+            index: 'blip_a',
+            batchSize: 3,
+            logger,
+          });
+          await builder.add(OTHER);
+          const info = await builder.commit().catch(async (error: unknown) => {
+            await builder.abort();
+            throw error;
+          });
+          expect([proxy.refuse.count, resets]).toEqual([1, 1]);
+          expect(await idsIn('blip_a')).toEqual(sortedIds(OTHER));
+          expect(await liveVersion('blip_a')).toBe(info.version);
+          expect(await buildIndexesOf('blip_a')).toEqual([]);
+          const retries = logger.lines.filter((l) => l.msg === 'a Meilisearch read failed; asking again');
+          expect(retries.map((l) => l.level)).toEqual(['info', 'info']);
+        } finally {
+          await proxy.close();
+        }
+      });
+
+      it("goes on through a proxy's 502 error page in place of a task poll's answer", async () => {
+        await build(real.masterKey, 'blip_d', TEN);
+        const proxy = await delayingProxy(real.host);
+        let pages = 0;
+        proxy.tamper.with = (request, _answer, res) => {
+          if (pages > 0 || !taskPoll(request.method, request.path) || !documentsSent(proxy)) return false;
+          pages++;
+          res.writeHead(502, { 'content-type': 'text/html' });
+          res.end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+          return true;
+        };
+        try {
+          const builder = await createMeiliBuilder({
+            host: proxy.url,
+            apiKey: real.masterKey,
+            index: 'blip_d',
+            batchSize: 3,
+          });
+          await builder.add(OTHER);
+          const info = await builder.commit().catch(async (error: unknown) => {
+            await builder.abort();
+            throw error;
+          });
+          expect(pages).toBe(1);
+          expect(await idsIn('blip_d')).toEqual(sortedIds(OTHER));
+          expect(await liveVersion('blip_d')).toBe(info.version);
+        } finally {
+          await proxy.close();
+        }
+      });
+
+      it('fails the build, the live catalogue unchanged, when a task poll keeps failing past the retries', async () => {
+        const before = await build(real.masterKey, 'blip_b', TEN);
+        const proxy = await delayingProxy(real.host);
+        let failing = true;
+        proxy.refuse.when = (method, path) => failing && taskPoll(method, path) && documentsSent(proxy);
+        try {
+          const builder = await createMeiliBuilder({
+            host: proxy.url,
+            apiKey: real.masterKey,
+            index: 'blip_b',
+            batchSize: 3,
+          });
+          await builder.add(OTHER);
+          const started = performance.now();
+          const error = await builder.commit().catch((e: unknown) => e);
+          const elapsed = performance.now() - started;
+          failing = false;
+          await builder.abort();
+          expect((error as Error).message).toMatch(
+            /^Meilisearch refused to index documents into blip_b_build_\S+: unavailable for a moment \(internal\)$/,
+          );
+          // Every attempt at the one poll, over a few seconds, and nothing after the last.
+          expect(proxy.refuse.count).toBe(4);
+          expect(elapsed).toBeGreaterThan(2_000);
+          expect(elapsed).toBeLessThan(10_000);
+          expect(await idsIn('blip_b')).toEqual(sortedIds(TEN));
+          expect(await liveVersion('blip_b')).toBe(before.version);
+          expect(await buildIndexesOf('blip_b')).toEqual([]);
+        } finally {
+          await proxy.close();
+        }
+      });
+
+      it('does not ask again a task poll the engine refused with an answer (a key revoked meanwhile)', async () => {
+        const before = await build(real.masterKey, 'blip_c', TEN);
+        const proxy = await delayingProxy(real.host);
+        let refusing = true;
+        let refused = 0;
+        proxy.tamper.with = (request, _answer, res) => {
+          if (!refusing || !taskPoll(request.method, request.path) || !documentsSent(proxy)) return false;
+          refused++;
+          res.writeHead(403, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              message: 'The provided API key is invalid.',
+              code: 'invalid_api_key',
+              type: 'auth',
+              link: '',
+            }),
+          );
+          return true;
+        };
+        try {
+          const builder = await createMeiliBuilder({
+            host: proxy.url,
+            apiKey: real.masterKey,
+            index: 'blip_c',
+            batchSize: 3,
+          });
+          await builder.add(OTHER);
+          const error = await builder.commit().catch((e: unknown) => e);
+          refusing = false;
+          await builder.abort();
+          expect((error as Error).message).toMatch(
+            /^Meilisearch refused to index documents into blip_c_build_\S+: The provided API key is invalid\. \(invalid_api_key\)$/,
+          );
+          // Every poll until the abort was refused: any second one would have been counted.
+          expect(refused).toBe(1);
+          expect(await idsIn('blip_c')).toEqual(sortedIds(TEN));
+          expect(await liveVersion('blip_c')).toBe(before.version);
+          expect(await buildIndexesOf('blip_c')).toEqual([]);
+        } finally {
+          await proxy.close();
+        }
+      });
     });
 
     it('builds with the indexer key: renamed into place first, swapped in later, the old one deleted', async () => {

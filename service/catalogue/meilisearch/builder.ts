@@ -70,9 +70,14 @@ const MAX_TASKS_IN_FLIGHT = 2;
 export const ORDER_CHECK_PAGE = 50_000;
 /** Polling interval while waiting for a task. */
 const TASK_POLL_MS = 200;
-/** Reads of the live index's version after a swap the key cannot see, and the pause between them. */
-const VERSION_READ_ATTEMPTS = 4;
-const VERSION_READ_PAUSE_MS = 500;
+/**
+ * Attempts at a read (a task's state, stats, ids, a version) that failed for a moment, and the
+ * pause before the second, doubled before each next: about 3 s in all, so that a proxy's 502 or
+ * an engine restarting does not throw a build of minutes away, and an engine that stays away is
+ * still reported within seconds.
+ */
+const READ_ATTEMPTS = 4;
+const READ_RETRY_PAUSE_MS = 400;
 
 /**
  * Age past which a build index is taken for one an interrupted run left behind (a second Ctrl-C,
@@ -220,6 +225,7 @@ class MeiliBuilder implements CatalogueBuilder {
   }
 
   async start(): Promise<void> {
+    // Not asked again: nothing is built yet, and an engine that does not answer is said at once.
     const leftovers = await this.#call('list the indexes', () => this.#client.getRawIndexes({ limit: 1000 }));
     const live = this.#options.index;
     const prefixes = [live, ...Object.values(directoryUids(live))].map(buildIndexPrefix);
@@ -297,7 +303,7 @@ class MeiliBuilder implements CatalogueBuilder {
     this.#assertOpen();
     this.#finished = true;
     await this.#drain();
-    const stats = await this.#call(`read the stats of ${this.#buildUid}`, () => this.#build.getStats());
+    const stats = await this.#read(`read the stats of ${this.#buildUid}`, () => this.#build.getStats());
     if (stats.numberOfDocuments !== this.#count) {
       throw new Error(
         `Meilisearch index ${this.#buildUid} holds ${stats.numberOfDocuments} documents, expected ${this.#count}; the live index was not changed`,
@@ -366,10 +372,12 @@ class MeiliBuilder implements CatalogueBuilder {
   async #liveVersion(): Promise<string | undefined> {
     const live = this.#options.index;
     try {
-      const { hits } = await this.#client.index<MeiliQuoteDocument>(live).search(null, {
-        limit: 1,
-        attributesToRetrieve: ['catalogue_version'],
-      });
+      const { hits } = await this.#retrying(`read the version of ${live}`, () =>
+        this.#client.index<MeiliQuoteDocument>(live).search(null, {
+          limit: 1,
+          attributesToRetrieve: ['catalogue_version'],
+        }),
+      );
       const version = hits[0]?.catalogue_version;
       return typeof version === 'string' ? version : undefined;
     } catch (error) {
@@ -404,7 +412,7 @@ class MeiliBuilder implements CatalogueBuilder {
     const order = await this.#engineOrder();
     let first = order?.first;
     if (chunked && first === undefined) {
-      const { results } = await this.#call(`read the first document of ${this.#buildUid}`, () =>
+      const { results } = await this.#read(`read the first document of ${this.#buildUid}`, () =>
         this.#build.getDocuments<{ id: number }>({ fields: ['id'], offset: 0, limit: 1 }),
       );
       first = results[0]?.id;
@@ -443,11 +451,9 @@ class MeiliBuilder implements CatalogueBuilder {
       let first: number | undefined;
       let seen = 0;
       while (seen < this.#count) {
-        const { results } = await this.#build.getDocuments<{ id: number }>({
-          fields: ['id'],
-          offset: seen,
-          limit: ORDER_CHECK_PAGE,
-        });
+        const { results } = await this.#retrying('read the ids of the new catalogue', () =>
+          this.#build.getDocuments<{ id: number }>({ fields: ['id'], offset: seen, limit: ORDER_CHECK_PAGE }),
+        );
         if (results.length === 0) break;
         first ??= results[0]?.id;
         for (const { id } of results) {
@@ -500,33 +506,26 @@ class MeiliBuilder implements CatalogueBuilder {
       );
     }
     const live = this.#options.index;
-    const read = () =>
-      this.#call(`read the version of ${live}`, () =>
+    // The swap has run: only this read says how. A read that failed for a moment would report a
+    // failed swap while the new catalogue is live, so it is asked again before anything is said.
+    let failure: unknown;
+    try {
+      const { hits } = await this.#read(`read the version of ${live}`, () =>
         this.#client.index<MeiliQuoteDocument>(live).search(null, {
           limit: 1,
           attributesToRetrieve: ['catalogue_version'],
         }),
       );
-    // The swap has run: only this read says how. A read that fails for a moment would report a
-    // failed swap while the new catalogue is live, so it is tried again before anything is said.
-    let failure: unknown;
-    for (let attempt = 0; attempt < VERSION_READ_ATTEMPTS; attempt++) {
-      if (attempt > 0) await delay(VERSION_READ_PAUSE_MS);
-      let hits: Partial<MeiliQuoteDocument>[];
-      try {
-        ({ hits } = await read());
-      } catch (error) {
-        failure = error;
-        continue;
-      }
       if (hits[0]?.catalogue_version === this.#version) return;
-      if (markerFailure !== undefined) break;
-      throw new MeiliTaskError(
-        `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
-        {
-          ended: true,
-        },
-      );
+      if (markerFailure === undefined) {
+        throw new MeiliTaskError(
+          `Meilisearch could not ${what}: the live index does not hold the new catalogue`,
+          { ended: true },
+        );
+      }
+    } catch (error) {
+      if (error instanceof MeiliTaskError) throw error;
+      failure = error;
     }
     if (markerFailure !== undefined) {
       // The swap may still run: the build then holds the previous catalogue, so it is kept.
@@ -552,7 +551,9 @@ class MeiliBuilder implements CatalogueBuilder {
     if (waitError instanceof MeiliTaskError && waitError.ended) throw waitError;
     let status: string;
     try {
-      status = (await this.#client.tasks.getTask(taskUid)).status;
+      status = (
+        await this.#retrying(`read the swap's task ${taskUid}`, () => this.#client.tasks.getTask(taskUid))
+      ).status;
     } catch {
       throw waitError;
     }
@@ -686,7 +687,7 @@ class MeiliBuilder implements CatalogueBuilder {
 
   async #exists(uid: string): Promise<boolean> {
     try {
-      await this.#client.getRawIndex(uid);
+      await this.#retrying(`look up index ${uid}`, () => this.#client.getRawIndex(uid));
       return true;
     } catch (error) {
       if (error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found') return false;
@@ -701,7 +702,7 @@ class MeiliBuilder implements CatalogueBuilder {
   }
 
   async #wait(enqueued: { taskUid: number }, what: string): Promise<Task> {
-    const task = await this.#call(what, () => this.#poll(enqueued.taskUid));
+    const task = await this.#call(what, () => this.#poll(enqueued.taskUid, what));
     if (task.status !== 'succeeded') {
       const reason = task.error === null ? 'no reason given' : `${task.error.message} (${task.error.code})`;
       throw new MeiliTaskError(`Meilisearch could not ${what}: task ${task.uid} ${task.status}: ${reason}`, {
@@ -716,13 +717,38 @@ class MeiliBuilder implements CatalogueBuilder {
    * its deadline timer outlives a poll that fails (a task the key cannot read, an engine gone),
    * and held the process for the whole task timeout after an indexer had said it was done.
    */
-  async #poll(taskUid: number): Promise<Task> {
+  async #poll(taskUid: number, what: string): Promise<Task> {
     const deadline = performance.now() + this.#taskTimeoutMs;
     for (;;) {
-      const task = await this.#client.tasks.getTask(taskUid);
+      const task = await this.#retrying(what, () => this.#client.tasks.getTask(taskUid));
       if (task.status !== 'enqueued' && task.status !== 'processing') return task;
       if (performance.now() >= deadline) throw new MeilisearchTaskTimeOutError(taskUid, this.#taskTimeoutMs);
       await delay(Math.min(TASK_POLL_MS, Math.max(0, deadline - performance.now())));
+    }
+  }
+
+  /** {@link #call} for a read, which {@link #retrying} asks again when it failed for a moment. */
+  #read<T>(what: string, read: () => Promise<T>): Promise<T> {
+    return this.#call(what, () => this.#retrying(what, read));
+  }
+
+  /**
+   * Runs a read again, up to {@link READ_ATTEMPTS} times, while it fails in a way that may pass
+   * (see {@link passing}); its last failure is the caller's. Only reads: a write whose answer was
+   * lost may have gone through, and a second could undo it (a swap) or fail on it (an index created).
+   */
+  async #retrying<T>(what: string, read: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await read();
+      } catch (error) {
+        if (attempt >= READ_ATTEMPTS || !passing(error)) throw error;
+        this.#options.logger?.info(
+          { attempt, err: String(this.#describe(error, what)) },
+          'a Meilisearch read failed; asking again',
+        );
+        await delay(READ_RETRY_PAUSE_MS * 2 ** (attempt - 1));
+      }
     }
   }
 
@@ -753,6 +779,7 @@ class MeiliBuilder implements CatalogueBuilder {
     if (error instanceof MeilisearchApiError) {
       return refused(what, error.message, error.cause?.code ?? `HTTP ${error.response.status}`, error);
     }
+    if (notJson(error)) return unreachable(what, host, 'an answer that is not JSON', error);
     return error instanceof Error ? error : new Error(String(error));
   }
 
@@ -785,7 +812,7 @@ class MeiliBuilder implements CatalogueBuilder {
       this.#target = uid;
       for (const document of documents) await this.#push(JSON.stringify(document));
       await this.#drain();
-      const stats = await this.#call(`read the stats of ${uid}`, () => index.getStats());
+      const stats = await this.#read(`read the stats of ${uid}`, () => index.getStats());
       if (stats.numberOfDocuments !== expected) {
         throw new Error(
           `Meilisearch index ${uid} holds ${stats.numberOfDocuments} documents, expected ${expected}; the live index was not changed`,
@@ -799,6 +826,25 @@ class MeiliBuilder implements CatalogueBuilder {
   #assertOpen(): void {
     if (this.#finished) throw new Error('this Meilisearch build is already committed or aborted');
   }
+}
+
+/**
+ * A failure that may pass: no answer (a reset or refused connection, an engine restarting, a
+ * request timeout), a 5xx (a proxy's 502 or 503, an engine briefly unable to answer), or an
+ * answer that is not JSON (see {@link notJson}). An answer such as a refused key or a missing
+ * index is the same when asked again.
+ */
+function passing(error: unknown): boolean {
+  if (error instanceof MeilisearchRequestError || notJson(error)) return true;
+  return error instanceof MeilisearchApiError && error.response.status >= 500;
+}
+
+/**
+ * The client parses every answer as JSON before it looks at the status, so a proxy's HTML error
+ * page (a 502) reaches the builder as the parser's error, with neither status nor request.
+ */
+function notJson(error: unknown): boolean {
+  return error instanceof SyntaxError;
 }
 
 /** The engine refused to show a task: the key is limited to some indexes and the task spans several. */
