@@ -954,6 +954,28 @@ describe.skipIf(skip !== undefined)(
       /** The proxy has passed on a batch of documents: the build is under way. */
       const documentsSent = (proxy: DelayingProxy) =>
         proxy.requests.some((r) => r.method === 'POST' && /\/documents(\?|$)/.test(r.path));
+      /** A builder of `index` through `proxy`, handed the other catalogue in batches of three. */
+      const rebuildThrough = async (
+        proxy: DelayingProxy,
+        index: string,
+        logger?: ReturnType<typeof recordingLogger>,
+      ) => {
+        const builder = await createMeiliBuilder({
+          host: proxy.url,
+          apiKey: real.masterKey,
+          index,
+          batchSize: 3,
+          ...(logger === undefined ? {} : { logger }),
+        });
+        await builder.add(OTHER);
+        return builder;
+      };
+      /** The build committed, or aborted before its failure is thrown. */
+      const committed = (builder: Awaited<ReturnType<typeof rebuildThrough>>) =>
+        builder.commit().catch(async (error: unknown) => {
+          await builder.abort();
+          throw error;
+        });
 
       it('goes on through a task poll answered 503 and a stats read whose connection is reset', async () => {
         await build(real.masterKey, 'blip_a', TEN);
@@ -969,18 +991,7 @@ describe.skipIf(skip !== undefined)(
         };
         const logger = recordingLogger();
         try {
-          const builder = await createMeiliBuilder({
-            host: proxy.url,
-            apiKey: real.masterKey,
-            index: 'blip_a',
-            batchSize: 3,
-            logger,
-          });
-          await builder.add(OTHER);
-          const info = await builder.commit().catch(async (error: unknown) => {
-            await builder.abort();
-            throw error;
-          });
+          const info = await committed(await rebuildThrough(proxy, 'blip_a', logger));
           expect([proxy.refuse.count, resets]).toEqual([1, 1]);
           expect(await idsIn('blip_a')).toEqual(sortedIds(OTHER));
           expect(await liveVersion('blip_a')).toBe(info.version);
@@ -1004,17 +1015,7 @@ describe.skipIf(skip !== undefined)(
           return true;
         };
         try {
-          const builder = await createMeiliBuilder({
-            host: proxy.url,
-            apiKey: real.masterKey,
-            index: 'blip_d',
-            batchSize: 3,
-          });
-          await builder.add(OTHER);
-          const info = await builder.commit().catch(async (error: unknown) => {
-            await builder.abort();
-            throw error;
-          });
+          const info = await committed(await rebuildThrough(proxy, 'blip_d'));
           expect(pages).toBe(1);
           expect(await idsIn('blip_d')).toEqual(sortedIds(OTHER));
           expect(await liveVersion('blip_d')).toBe(info.version);
@@ -1029,13 +1030,7 @@ describe.skipIf(skip !== undefined)(
         let failing = true;
         proxy.refuse.when = (method, path) => failing && taskPoll(method, path) && documentsSent(proxy);
         try {
-          const builder = await createMeiliBuilder({
-            host: proxy.url,
-            apiKey: real.masterKey,
-            index: 'blip_b',
-            batchSize: 3,
-          });
-          await builder.add(OTHER);
+          const builder = await rebuildThrough(proxy, 'blip_b');
           const started = performance.now();
           const error = await builder.commit().catch((e: unknown) => e);
           const elapsed = performance.now() - started;
@@ -1076,13 +1071,7 @@ describe.skipIf(skip !== undefined)(
           return true;
         };
         try {
-          const builder = await createMeiliBuilder({
-            host: proxy.url,
-            apiKey: real.masterKey,
-            index: 'blip_c',
-            batchSize: 3,
-          });
-          await builder.add(OTHER);
+          const builder = await rebuildThrough(proxy, 'blip_c');
           const error = await builder.commit().catch((e: unknown) => e);
           refusing = false;
           await builder.abort();
