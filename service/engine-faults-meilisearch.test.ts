@@ -145,6 +145,38 @@ describe.skipIf('skip' in source)('a Meilisearch that answers garbled', () => {
     });
   }
 
+  it("answers 503, not 500 or a coerced answer, while the engine's authors and works carry names that are numbers", async () => {
+    const service = app as FastifyInstance;
+    (proxy as DelayingProxy).tamper.with = (_request, answer, res) => {
+      res.writeHead(answer.status, { 'content-type': 'application/json' });
+      res.end(
+        answer.body
+          .toString('utf8')
+          .replace(/"name":"[^"]*"/g, '"name":7')
+          .replace(/"title":"[^"]*"/g, '"title":7'),
+      );
+      return true;
+    };
+    const directoryPaths = () => [
+      `/authors?limit=${fresh()}`,
+      `/authors?sort=quote_count&limit=${fresh()}`,
+      '/authors/1',
+      `/works?limit=${fresh()}`,
+      '/works/1',
+    ];
+    logs.length = 0;
+    for (const url of directoryPaths()) {
+      const response = await get(service, url);
+      expect(response.statusCode, url).toBe(503);
+      expect(errorOf(response).error, url).toBe('service_unavailable');
+    }
+    const levels = logs.map((line) => (JSON.parse(line) as { level: number }).level);
+    expect(levels.filter((level) => level >= 50)).toEqual([]);
+
+    (proxy as DelayingProxy).tamper.with = () => false;
+    for (const url of directoryPaths()) expect((await get(service, url)).statusCode, url).toBe(200);
+  });
+
   it('answers 503 naming the indexer, not 500, while the live index filters and sorts on none of its attributes', async () => {
     const service = app as FastifyInstance;
     const admin = new Meilisearch({

@@ -404,8 +404,10 @@ export class MeiliDirectory implements Directory {
         for (const hit of page.results) {
           version ??= hit.catalogue_version as string;
           if (hit.catalogue_version !== version) mixed = true;
-          const entry: Record<string, unknown> = {};
-          for (const f of listFields) if (f !== 'quote_count') entry[f] = hit[f];
+          const entry = pick<Record<string, unknown>>(
+            hit,
+            listFields.filter((f) => f !== 'quote_count'),
+          );
           // Folded here: the index holds long names only in sort chunks.
           entries.set(hit.id as number, { entry, folded: fold(hit[nameField] as string) });
         }
@@ -429,7 +431,43 @@ function pick<T>(hit: object, fields: readonly string[]): T {
         `a directory document has no '${field}': run the indexer to rebuild it`,
       );
     }
+    // The response schema would coerce a name written as a number into an answer that looks
+    // right: such a document is not one the indexer wrote.
+    if (!(DIRECTORY_FIELD_TYPES[field]?.(value) ?? true)) {
+      throw new CatalogueUnavailableError(
+        `a directory document has a '${field}' of another type: run the indexer to rebuild it`,
+      );
+    }
     out[field] = value;
   }
   return out as T;
 }
+
+const isCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
+const isText = (value: unknown): boolean => typeof value === 'string';
+const isTexts = (value: unknown): boolean => Array.isArray(value) && value.every(isText);
+const isWorks = (value: unknown): boolean =>
+  Array.isArray(value) &&
+  value.every(
+    (work: Record<string, unknown> | null) =>
+      typeof work === 'object' &&
+      work !== null &&
+      isCount(work.id) &&
+      isText(work.title) &&
+      isText(work.publish_date) &&
+      isCount(work.quote_count),
+  );
+
+/** What each field of a directory document the indexer wrote holds. */
+const DIRECTORY_FIELD_TYPES: Record<string, (value: unknown) => boolean> = {
+  id: isCount,
+  name: isText,
+  title: isText,
+  author: isText,
+  author_id: isCount,
+  publish_date: isText,
+  quote_count: isCount,
+  categories: isTexts,
+  genres: isTexts,
+  works: isWorks,
+};
