@@ -33,6 +33,9 @@ import {
   type FetchResponse,
   facetKey,
   filterExpression,
+  isCount,
+  isText,
+  isTexts,
   MAX_SORT_CHUNKS,
   MAX_TOTAL_HITS,
   prefixKeys,
@@ -443,9 +446,6 @@ function pick<T>(hit: object, fields: readonly string[]): T {
   return out as T;
 }
 
-const isCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
-const isText = (value: unknown): boolean => typeof value === 'string';
-const isTexts = (value: unknown): boolean => Array.isArray(value) && value.every(isText);
 const isWorks = (value: unknown): boolean =>
   Array.isArray(value) &&
   value.every(

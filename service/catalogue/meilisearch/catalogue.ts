@@ -63,6 +63,7 @@ import {
   idRangeRequest,
   inEngineOrder,
   infoRequest,
+  isCount,
   MAX_DEEP_READS,
   MEILI_SETTINGS,
   type MeiliQuoteDocument,
@@ -1265,10 +1266,6 @@ function searchAnswer<T extends { hits: unknown[] }>(answer: T): T {
 
 function isObject(value: unknown): value is object {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isCount(value: unknown): value is number {
-  return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
 function malformedAnswer(read: string): CatalogueUnavailableError {

@@ -790,9 +790,11 @@ export function projectHit(hit: object, fields: readonly QuoteField[] | null): Q
   return out as QuoteProjection;
 }
 
-const isCount = (value: unknown): boolean => Number.isSafeInteger(value) && (value as number) >= 0;
-const isText = (value: unknown): boolean => typeof value === 'string';
-const isTexts = (value: unknown): boolean => Array.isArray(value) && value.every(isText);
+/** A whole number of zero or more, as the engine writes ids, counts and totals. */
+export const isCount = (value: unknown): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 0;
+export const isText = (value: unknown): value is string => typeof value === 'string';
+export const isTexts = (value: unknown): value is string[] => Array.isArray(value) && value.every(isText);
 
 /** What each field of a quote the indexer wrote holds. */
 const FIELD_TYPES: Record<QuoteField, (value: unknown) => boolean> = {
